@@ -1,0 +1,53 @@
+package io.flashsale.activities;
+
+import io.flashsale.workflows.ChannelActivities;
+import io.flashsale.workflows.ChannelAnswer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Channel calls as activities. Idempotent at the channel: charge by merchant order, refund by key. */
+public class ChannelActivitiesImpl implements ChannelActivities {
+  private static final Logger log = LoggerFactory.getLogger(ChannelActivitiesImpl.class);
+
+  private final ChannelClient client;
+
+  public ChannelActivitiesImpl(ChannelClient client) {
+    this.client = client;
+  }
+
+  public static String refundKey(String orderId) {
+    return "rf-" + orderId;
+  }
+
+  @Override
+  public ChannelAnswer charge(String orderId, long amount) {
+    ChannelAnswer a = client.charge(orderId, amount);
+    log.info("order {} charge {} -> {} ({})", orderId, amount, a.result(), a.detail());
+    return a;
+  }
+
+  @Override
+  public ChannelAnswer query(String orderId) {
+    ChannelAnswer a = client.query(orderId);
+    log.info("order {} query -> {}", orderId, a.result());
+    return a;
+  }
+
+  @Override
+  public ChannelAnswer close(String orderId) {
+    ChannelAnswer a = client.close(orderId);
+    log.info("order {} close -> {}", orderId, a.result());
+    return a;
+  }
+
+  @Override
+  public ChannelAnswer refund(String orderId, long amount) {
+    ChannelAnswer a = client.refund(orderId, refundKey(orderId), amount);
+    log.info("order {} refund {} -> {} ({})", orderId, refundKey(orderId), a.result(), a.detail());
+    if (!ChannelAnswer.REFUNDED.equals(a.result())) {
+      // Temporal retries with the same refund key; the channel answers a replay with the same refund
+      throw new IllegalStateException("refund of " + orderId + " not confirmed: " + a.result() + " " + a.detail());
+    }
+    return a;
+  }
+}

@@ -1,0 +1,216 @@
+package io.flashsale.activities;
+
+import io.flashsale.workflows.ChannelAnswer;
+import io.flashsale.workflows.CommandResult;
+import io.flashsale.workflows.CreateOrder;
+import io.flashsale.workflows.CreateResult;
+import io.flashsale.workflows.Notice;
+import io.flashsale.workflows.OrderActivities;
+import io.flashsale.workflows.OrderStatus;
+import io.flashsale.workflows.OrderView;
+import io.flashsale.workflows.Step;
+import io.flashsale.workflows.Transition;
+import io.temporal.activity.Activity;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Every order decision, each in one transaction under the order's row lock. Idempotent: a retry
+ * sees the state the first attempt committed and answers from it.
+ */
+public class OrderActivitiesImpl implements OrderActivities {
+  private static final Logger log = LoggerFactory.getLogger(OrderActivitiesImpl.class);
+
+  private final Database db;
+  private final Duration reservationTtl;
+
+  public OrderActivitiesImpl(Database db, Duration reservationTtl) {
+    this.db = db;
+    this.reservationTtl = reservationTtl;
+  }
+
+  @Override
+  public CreateResult reserve(CreateOrder req, String workflowId) {
+    return db.inTx(c -> {
+      OrderRow existing = OrderRow.byScope(c, req.tenant(), req.subject(), req.requestKey());
+      if (existing != null) {
+        if (!existing.payload().equals(req.payload())) {
+          return new CreateResult(CreateResult.KEY_REUSED, null, List.of());
+        }
+        // our own earlier attempt committed and its answer was lost: still the creating call
+        boolean ownRetry = existing.workflowId().equals(workflowId) && attempt() > 1 && existing.version() == 1;
+        return new CreateResult(ownRetry ? CreateResult.CREATED : CreateResult.REPLAY, existing.view(), List.of());
+      }
+      long unitPrice;
+      int perUserLimit;
+      try (PreparedStatement ps = c.prepareStatement(
+          "SELECT unit_price, per_user_limit FROM sku WHERE tenant = ? AND sku = ?")) {
+        ps.setString(1, req.tenant());
+        ps.setString(2, req.sku());
+        try (ResultSet rs = ps.executeQuery()) {
+          if (!rs.next()) return new CreateResult(CreateResult.UNKNOWN_SKU, null, List.of());
+          unitPrice = rs.getLong(1);
+          perUserLimit = rs.getInt(2);
+        }
+      }
+      String taken = Inventory.take(c, req.tenant(), req.sku(), req.subject(), req.quantity(), perUserLimit);
+      if (!taken.equals(Inventory.HELD)) {
+        c.rollback(); // sold out / over the limit: no order row, no reservation
+        return new CreateResult(taken, null, List.of());
+      }
+      String orderId = nextOrderId(c);
+      String key = orderId + "/r1";
+      Inventory.hold(c, key, req.tenant(), req.sku(), req.subject(), req.quantity(), reservationTtl);
+      OrderRow row = new OrderRow(orderId, req.tenant(), req.subject(), req.requestKey(), req.payload(), req.sku(),
+          req.quantity(), unitPrice * req.quantity(), OrderStatus.CREATED, 1, key, 1, workflowId);
+      Transition t = OrderTransitions.insertCreated(c, row, req.note(), "create");
+      log.info("order {} CREATED for {}/{} key {}", orderId, req.tenant(), req.subject(), req.requestKey());
+      return new CreateResult(CreateResult.CREATED, row.view(), List.of(t));
+    });
+  }
+
+  /**
+   * Order numbers come from a sequence; sequences are not rolled back, so the number is taken
+   * only after the cheap checks. A failed reserve afterwards leaves a gap, which is harmless.
+   */
+  private static String nextOrderId(Connection c) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT nextval('order_number')");
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return String.format("ord-%04d", rs.getLong(1));
+    }
+  }
+
+  private static int attempt() {
+    try {
+      return Activity.getExecutionContext().getInfo().getAttempt();
+    } catch (RuntimeException notInActivity) {
+      return 1;
+    }
+  }
+
+  @Override
+  public OrderView load(String orderId) {
+    return db.read(c -> {
+      OrderRow row = OrderRow.get(c, orderId);
+      if (row == null) throw new IllegalArgumentException("no such order " + orderId);
+      return row.view();
+    });
+  }
+
+  @Override
+  public Step beginPay(String orderId) {
+    return db.inTx(c -> {
+      OrderTx tx = new OrderTx(c, orderId);
+      if (tx.status() != OrderStatus.CREATED) return tx.step(CommandResult.REJECTED + " " + tx.status());
+      tx.move(OrderStatus.PAYING, "pay");
+      return tx.step("PAYING");
+    });
+  }
+
+  @Override
+  public Step applyChannelAnswer(String orderId, ChannelAnswer answer, String cause) {
+    return db.inTx(c -> {
+      OrderTx tx = new OrderTx(c, orderId);
+      String effect = switch (answer.result()) {
+        case ChannelAnswer.CHARGED -> PaymentRules.onCharged(tx, tx.row().amount(), cause, reservationTtl);
+        case ChannelAnswer.DECLINED, ChannelAnswer.CLOSED -> PaymentRules.onNotCharged(tx, cause + " " + answer.result());
+        case ChannelAnswer.REFUNDED -> PaymentRules.onRefunded(tx, cause);
+        default -> PaymentRules.onNoAnswer(tx, cause);
+      };
+      log.info("order {} {} {} -> {}", orderId, cause, answer.result(), effect);
+      return tx.step(effect);
+    });
+  }
+
+  @Override
+  public Step cancel(String orderId, String cause) {
+    return db.inTx(c -> {
+      OrderTx tx = new OrderTx(c, orderId);
+      if (tx.status() == OrderStatus.CANCELLED) return tx.step(CommandResult.REPLAY_CANCEL);
+      if (tx.status() != OrderStatus.CREATED) return tx.step(CommandResult.REJECTED + " " + tx.status());
+      Inventory.release(c, tx.row().reservationKey());
+      tx.move(OrderStatus.CANCELLED, cause);
+      log.info("order {} CANCELLED ({})", orderId, cause);
+      return tx.step(CommandResult.CANCELLED);
+    });
+  }
+
+  @Override
+  public Step expireReservation(String orderId) {
+    return db.inTx(c -> {
+      OrderTx tx = new OrderTx(c, orderId);
+      switch (tx.status()) {
+        case CREATED -> {
+          Inventory.release(c, tx.row().reservationKey());
+          tx.move(OrderStatus.CANCELLED, "reservation expired");
+          return tx.step(CommandResult.CANCELLED);
+        }
+        case PAYING, UNKNOWN -> {
+          // the slot goes back on sale; a later success re-reserves or refunds (rule 4)
+          boolean released = Inventory.release(c, tx.row().reservationKey());
+          log.info("order {} reservation expired while {}: released={}", orderId, tx.status(), released);
+          return tx.step(released ? "RELEASED" : "NOOP " + tx.status());
+        }
+        default -> {
+          return tx.step("NOOP " + tx.status());
+        }
+      }
+    });
+  }
+
+  @Override
+  public Step applyNotice(String orderId, Notice n) {
+    return db.inTx(c -> {
+      String recorded = recordedEffect(c, n.notificationId());
+      OrderTx tx = new OrderTx(c, orderId);
+      if (recorded != null) return tx.step(recorded); // a retry after the effect committed
+      String cause = "callback " + n.notifyId();
+      String effect;
+      if (n.amount() != tx.row().amount()) {
+        effect = "AMOUNT_MISMATCH";
+      } else {
+        effect = switch (n.kind()) {
+          case ChannelAnswer.CHARGED -> PaymentRules.onCharged(tx, n.amount(), cause, reservationTtl);
+          case ChannelAnswer.DECLINED -> PaymentRules.onNotCharged(tx, cause + " DECLINED");
+          case ChannelAnswer.REFUNDED -> PaymentRules.onRefunded(tx, cause);
+          default -> "IGNORED " + tx.status();
+        };
+      }
+      try (PreparedStatement ps = c.prepareStatement(
+          "UPDATE payment_notification SET effect = ?, applied_at = now() WHERE id = ?")) {
+        ps.setString(1, effect);
+        ps.setLong(2, n.notificationId());
+        ps.executeUpdate();
+      }
+      log.info("order {} notice {} {} -> {}", orderId, n.notifyId(), n.kind(), effect);
+      return tx.step(effect);
+    });
+  }
+
+  private static String recordedEffect(Connection c, long notificationId) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT effect FROM payment_notification WHERE id = ? FOR UPDATE")) {
+      ps.setLong(1, notificationId);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) throw new IllegalArgumentException("no such notification " + notificationId);
+        return rs.getString(1);
+      }
+    }
+  }
+
+  @Override
+  public Step completeRefund(String orderId, String cause) {
+    return db.inTx(c -> {
+      OrderTx tx = new OrderTx(c, orderId);
+      if (tx.status() != OrderStatus.REFUNDING) return tx.step("NOOP " + tx.status());
+      tx.move(OrderStatus.REFUNDED, cause);
+      return tx.step("REFUNDED");
+    });
+  }
+}

@@ -1,0 +1,84 @@
+package io.flashsale.activities;
+
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Read side of orders for the REST API: one order with its timeline, or a page of own orders. */
+public final class OrderQueries {
+
+  public record TimelineEntry(String fromStatus, String toStatus, int version, String cause, String at) {}
+
+  public record OrderDetails(String orderId, String tenant, String subject, String requestKey, String status,
+      int version, String sku, int quantity, long amount, String note, String reservationKey,
+      String reservationStatus, String workflowId, String createdAt, List<TimelineEntry> timeline) {}
+
+  private static final String SELECT =
+      "SELECT o.order_id, o.tenant, o.subject, o.request_key, o.status, o.version, o.sku, o.quantity, o.amount,"
+          + " o.note, o.reservation_key, r.status, o.workflow_id, o.created_at"
+          + " FROM orders o LEFT JOIN reservation r ON r.reservation_key = o.reservation_key";
+
+  private final Database db;
+
+  public OrderQueries(Database db) {
+    this.db = db;
+  }
+
+  public OrderDetails get(String orderId) {
+    return db.read(c -> {
+      OrderDetails head;
+      try (PreparedStatement ps = c.prepareStatement(SELECT + " WHERE o.order_id = ?")) {
+        ps.setString(1, orderId);
+        try (ResultSet rs = ps.executeQuery()) {
+          if (!rs.next()) return null;
+          head = row(rs, null);
+        }
+      }
+      List<TimelineEntry> timeline = new ArrayList<>();
+      try (PreparedStatement ps = c.prepareStatement(
+          "SELECT from_status, to_status, version, cause, at FROM order_transition WHERE order_id = ? ORDER BY version")) {
+        ps.setString(1, orderId);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            timeline.add(new TimelineEntry(rs.getString(1), rs.getString(2), rs.getInt(3), rs.getString(4),
+                rs.getTimestamp(5).toInstant().toString()));
+          }
+        }
+      }
+      return new OrderDetails(head.orderId(), head.tenant(), head.subject(), head.requestKey(), head.status(),
+          head.version(), head.sku(), head.quantity(), head.amount(), head.note(), head.reservationKey(),
+          head.reservationStatus(), head.workflowId(), head.createdAt(), timeline);
+    });
+  }
+
+  /** Own orders after the cursor (an order id), by id. */
+  public List<OrderDetails> list(String tenant, String subject, String afterOrderId, int limit) {
+    return db.read(c -> {
+      try (PreparedStatement ps = c.prepareStatement(
+          SELECT + " WHERE o.tenant = ? AND o.subject = ? AND o.order_id > ? ORDER BY o.order_id LIMIT ?")) {
+        ps.setString(1, tenant);
+        ps.setString(2, subject);
+        ps.setString(3, afterOrderId == null ? "" : afterOrderId);
+        ps.setInt(4, limit);
+        List<OrderDetails> out = new ArrayList<>();
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) out.add(row(rs, List.of()));
+        }
+        return out;
+      }
+    });
+  }
+
+  /** Does this idempotency scope already have an order? (The sold-out gate must still replay it.) */
+  public boolean scopeExists(String tenant, String subject, String requestKey) {
+    return db.read(c -> OrderRow.byScope(c, tenant, subject, requestKey) != null);
+  }
+
+  private static OrderDetails row(ResultSet rs, List<TimelineEntry> timeline) throws SQLException {
+    return new OrderDetails(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
+        rs.getInt(6), rs.getString(7), rs.getInt(8), rs.getLong(9), rs.getString(10), rs.getString(11),
+        rs.getString(12), rs.getString(13), rs.getTimestamp(14).toInstant().toString(), timeline);
+  }
+}

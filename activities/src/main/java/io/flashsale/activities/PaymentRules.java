@@ -1,0 +1,78 @@
+package io.flashsale.activities;
+
+import io.flashsale.workflows.OrderStatus;
+import java.sql.SQLException;
+import java.time.Duration;
+
+/**
+ * What a channel answer or notice does to a locked order (SPEC §5 rules 2–5). Success from the
+ * charge reply, a query, a close or a callback all go through {@link #onCharged}.
+ */
+final class PaymentRules {
+  private PaymentRules() {}
+
+  static String onCharged(OrderTx tx, long amount, String cause, Duration ttl) throws SQLException {
+    OrderRow o = tx.row();
+    if (amount != o.amount()) return "AMOUNT_MISMATCH";
+    switch (o.status()) {
+      case PAID, REFUNDING, REFUNDED -> {
+        return "DUPLICATE " + o.status();
+      }
+      case FAILED, CANCELLED -> {
+        tx.move(OrderStatus.REFUNDING, cause + " after " + o.status());
+        return "REFUNDING_ANOMALY";
+      }
+      default -> { }
+    }
+    // CREATED / PAYING / UNKNOWN: PAID only if the confirm took effect, in this transaction
+    if (Inventory.confirm(tx.c, o.reservationKey())) {
+      tx.move(OrderStatus.PAID, cause);
+      return "PAID";
+    }
+    int attempt = o.reserveAttempt() + 1;
+    String key = o.orderId() + "/r" + attempt;
+    String held = Inventory.reserve(tx.c, key, o.tenant(), o.sku(), o.subject(), o.quantity(), Integer.MAX_VALUE, ttl);
+    if (held.equals(Inventory.HELD) && Inventory.confirm(tx.c, key)) {
+      try (var ps = tx.c.prepareStatement(
+          "UPDATE orders SET reservation_key = ?, reserve_attempt = ? WHERE order_id = ?")) {
+        ps.setString(1, key);
+        ps.setInt(2, attempt);
+        ps.setString(3, o.orderId());
+        ps.executeUpdate();
+      }
+      tx.reservationChanged(key, attempt);
+      tx.move(OrderStatus.PAID, cause + " re-reserved " + key);
+      return "PAID_REHELD";
+    }
+    tx.move(OrderStatus.REFUNDING, cause + " stock lost (" + held + ")");
+    return "REFUNDING";
+  }
+
+  /** Declined, or the close answered CLOSED: FAILED and the unit back, same transaction. */
+  static String onNotCharged(OrderTx tx, String cause) throws SQLException {
+    OrderStatus s = tx.status();
+    if (s == OrderStatus.PAYING || s == OrderStatus.UNKNOWN) {
+      Inventory.release(tx.c, tx.row().reservationKey());
+      tx.move(OrderStatus.FAILED, cause);
+      return "FAILED";
+    }
+    return (s == OrderStatus.FAILED ? "DUPLICATE " : "IGNORED ") + s;
+  }
+
+  static String onRefunded(OrderTx tx, String cause) throws SQLException {
+    if (tx.status() == OrderStatus.REFUNDING) {
+      tx.move(OrderStatus.REFUNDED, cause);
+      return "REFUNDED";
+    }
+    return "IGNORED " + tx.status();
+  }
+
+  /** No definite answer: never a failure, never a release (rule 2). */
+  static String onNoAnswer(OrderTx tx, String cause) throws SQLException {
+    if (tx.status() == OrderStatus.PAYING) {
+      tx.move(OrderStatus.UNKNOWN, cause);
+      return "UNKNOWN";
+    }
+    return "NOOP " + tx.status();
+  }
+}

@@ -1,0 +1,31 @@
+package io.flashsale.workflows;
+
+import io.temporal.activity.ActivityInterface;
+
+/** Database side of an order. Every method is idempotent: Temporal may run it more than once. */
+@ActivityInterface
+public interface OrderActivities {
+
+  /** Order row + HELD reservation + first transition in one transaction, or why not. */
+  CreateResult reserve(CreateOrder request, String workflowId);
+
+  OrderView load(String orderId);
+
+  /** CREATED → PAYING, committed before the channel is called. */
+  Step beginPay(String orderId);
+
+  /** Apply a charge / query / close answer (UNKNOWN moves PAYING → UNKNOWN). */
+  Step applyChannelAnswer(String orderId, ChannelAnswer answer, String cause);
+
+  /** CREATED → CANCELLED and release the reservation. */
+  Step cancel(String orderId, String cause);
+
+  /** Reservation TTL ran out: CANCELLED when CREATED; released (order waits) when PAYING/UNKNOWN. */
+  Step expireReservation(String orderId);
+
+  /** Apply one recorded callback and store its effect on its payment_notification row. */
+  Step applyNotice(String orderId, Notice notice);
+
+  /** REFUNDING → REFUNDED once the channel confirmed the refund. */
+  Step completeRefund(String orderId, String cause);
+}

@@ -1,0 +1,12 @@
+package io.flashsale.workflows;
+
+/** Workflow ids derive from the idempotency scope so duplicate creates meet in one workflow. */
+public final class WorkflowIds {
+  public static final String TASK_QUEUE = "flashsale-orders";
+
+  private WorkflowIds() {}
+
+  public static String forScope(String tenant, String subject, String requestKey) {
+    return "order:" + tenant + ":" + subject + ":" + requestKey;
+  }
+}
