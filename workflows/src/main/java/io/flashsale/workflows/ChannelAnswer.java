@@ -12,7 +12,7 @@ public record ChannelAnswer(String result, String txn, String detail) {
   public static final String NOT_FOUND = "NOT_FOUND";
   public static final String UNKNOWN = "UNKNOWN";
 
-  public boolean isDefinite() {
+  public boolean definite() {
     return !UNKNOWN.equals(result);
   }
 }

@@ -177,7 +177,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
         return rejected(); // a notice or the expiry got there first
       }
       ChannelAnswer answer = charge();
-      track(db.applyChannelAnswer(order.orderId(), answer, answer.isDefinite() ? "charge reply" : "charge " + answer.detail()));
+      track(db.applyChannelAnswer(order.orderId(), answer, answer.definite() ? "charge reply" : "charge " + answer.detail()));
       log.info("order {} pay {} -> {}", order.orderId(), answer.result(), order.status());
       return new CommandResult(null, order.status(), order.version());
     } finally {
@@ -252,7 +252,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
         answer = safe(() -> channel.close(order.orderId()));
         cause = "close";
       }
-      if (answer.isDefinite()) {
+      if (answer.definite()) {
         track(db.applyChannelAnswer(order.orderId(), answer, cause));
       }
     } finally {

@@ -1,0 +1,80 @@
+package io.flashsale.api;
+
+import com.fasterxml.jackson.annotation.JsonProperty;
+import io.dropwizard.core.Configuration;
+import io.flashsale.workflows.OrderSettings;
+
+/** Everything configurable; the defaults are the embedded mode (SPEC §3). */
+public class FlashsaleConfiguration extends Configuration {
+
+  /** Start PostgreSQL, Temporal and the channel stub inside this JVM. */
+  @JsonProperty public boolean embedded = true;
+
+  @JsonProperty public DatabaseSettings database = new DatabaseSettings();
+  @JsonProperty public TemporalSettings temporal = new TemporalSettings();
+  @JsonProperty public ChannelSettings channel = new ChannelSettings();
+  @JsonProperty public AuthSettings auth = new AuthSettings();
+  @JsonProperty public OrderTimings orders = new OrderTimings();
+  @JsonProperty public SeedSettings seed = new SeedSettings();
+  /** Run the Temporal worker (workflows + activities) in this process. */
+  @JsonProperty public boolean worker = true;
+
+  public static class DatabaseSettings {
+    /** External PostgreSQL; ignored when embedded. */
+    @JsonProperty public String url;
+    @JsonProperty public String user = "postgres";
+    @JsonProperty public String password = "";
+    @JsonProperty public int maxPoolSize = 16;
+    /** Embedded PostgreSQL: port (0 = any free) and data directory (empty = a temp dir). */
+    @JsonProperty public int embeddedPort = 0;
+    @JsonProperty public String embeddedDataDir = "";
+  }
+
+  public static class TemporalSettings {
+    @JsonProperty public String target = "127.0.0.1:7233";
+    @JsonProperty public String namespace = "default";
+    /** Port of the embedded Temporal service (temporal-testing); it binds every interface. */
+    @JsonProperty public int embeddedPort = 7233;
+  }
+
+  public static class ChannelSettings {
+    /** External channel; ignored when embedded. */
+    @JsonProperty public String baseUrl;
+    @JsonProperty public String host = "127.0.0.1";
+    @JsonProperty public int embeddedPort = 8090;
+    /** The charge / query / close HTTP timeout. */
+    @JsonProperty public long timeoutMs = 300;
+    /** Where the channel posts callbacks; empty = this API's /callbacks/payment. */
+    @JsonProperty public String notifyUrl = "";
+    /** When set, callbacks must carry a valid X-Channel-Signature. */
+    @JsonProperty public String callbackSecret = "";
+  }
+
+  public static class AuthSettings {
+    /** POST /session hands out tokens for any tenant/subject: for laptops and tests only. */
+    @JsonProperty public boolean devLogin = true;
+    /** HMAC key for session tokens; empty = a random key per start. */
+    @JsonProperty public String secret = "";
+    @JsonProperty public long tokenTtlSeconds = 3600;
+  }
+
+  public static class OrderTimings {
+    @JsonProperty public long reservationTtlMs = 60_000;
+    @JsonProperty public long unknownFirstQueryMs = 1_000;
+    @JsonProperty public long unknownQueryCapMs = 60_000;
+    @JsonProperty public long lateNoticeWindowMs = 600_000;
+
+    public OrderSettings toSettings() {
+      return new OrderSettings(reservationTtlMs, unknownFirstQueryMs, unknownQueryCapMs, lateNoticeWindowMs);
+    }
+  }
+
+  public static class SeedSettings {
+    @JsonProperty public boolean enabled = true;
+    @JsonProperty public String tenant = "t1";
+    @JsonProperty public String sku = "sku-lab-01";
+    @JsonProperty public int total = 20;
+    @JsonProperty public long unitPrice = 1990;
+    @JsonProperty public int perUserLimit = 3;
+  }
+}

@@ -1,0 +1,52 @@
+package io.flashsale.api.core;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import jakarta.ws.rs.WebApplicationException;
+import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.ext.ExceptionMapper;
+import java.util.UUID;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Every failure becomes a JSON error with a stable code; internals go to the log only. */
+public final class ErrorMappers {
+  private static final Logger log = LoggerFactory.getLogger(ErrorMappers.class);
+
+  private ErrorMappers() {}
+
+  public static final class MalformedJson implements ExceptionMapper<JsonProcessingException> {
+    @Override
+    public Response toResponse(JsonProcessingException e) {
+      return ApiError.response(400, "MALFORMED_JSON", "the request body is not valid JSON");
+    }
+  }
+
+  public static final class WebErrors implements ExceptionMapper<WebApplicationException> {
+    @Override
+    public Response toResponse(WebApplicationException e) {
+      Response r = e.getResponse();
+      if (r.hasEntity()) return r;
+      int status = r.getStatus();
+      String code = switch (status) {
+        case 404 -> "NOT_FOUND";
+        case 405 -> "METHOD_NOT_ALLOWED";
+        case 406 -> "NOT_ACCEPTABLE";
+        case 415 -> "UNSUPPORTED_MEDIA_TYPE";
+        case 401 -> "UNAUTHENTICATED";
+        case 403 -> "FORBIDDEN";
+        default -> status >= 500 ? "INTERNAL" : "BAD_REQUEST";
+      };
+      return ApiError.response(status, code, r.getStatusInfo().getReasonPhrase());
+    }
+  }
+
+  public static final class Unexpected implements ExceptionMapper<Throwable> {
+    @Override
+    public Response toResponse(Throwable e) {
+      if (e instanceof WebApplicationException w) return new WebErrors().toResponse(w);
+      String id = UUID.randomUUID().toString().substring(0, 8);
+      log.error("request failed (error id {})", id, e);
+      return ApiError.response(500, "INTERNAL", "internal error, id " + id);
+    }
+  }
+}

@@ -1,0 +1,68 @@
+package io.flashsale.api.core;
+
+import io.flashsale.workflows.CommandResult;
+import io.flashsale.workflows.CreateOrder;
+import io.flashsale.workflows.CreateResult;
+import io.flashsale.workflows.Notice;
+import io.flashsale.workflows.OrderSettings;
+import io.flashsale.workflows.OrderStart;
+import io.flashsale.workflows.OrderWorkflow;
+import io.flashsale.workflows.WorkflowIds;
+import io.temporal.api.enums.v1.WorkflowIdConflictPolicy;
+import io.temporal.api.enums.v1.WorkflowIdReusePolicy;
+import io.temporal.client.BatchRequest;
+import io.temporal.client.UpdateOptions;
+import io.temporal.client.WithStartWorkflowOperation;
+import io.temporal.client.WorkflowClient;
+import io.temporal.client.WorkflowOptions;
+import io.temporal.client.WorkflowUpdateStage;
+
+/** The API's side of the order workflow: create by update-with-start, pay/cancel by update, notices by signal. */
+public final class Orders {
+  private final WorkflowClient client;
+  private final OrderSettings settings;
+
+  public Orders(WorkflowClient client, OrderSettings settings) {
+    this.client = client;
+    this.settings = settings;
+  }
+
+  public CreateResult create(CreateOrder req) {
+    String workflowId = WorkflowIds.forScope(req.tenant(), req.subject(), req.requestKey());
+    OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, startOptions(workflowId));
+    WithStartWorkflowOperation<Void> start = new WithStartWorkflowOperation<>(wf::run,
+        new OrderStart(req.tenant(), req.subject(), req.requestKey(), null, settings));
+    return WorkflowClient.executeUpdateWithStart(wf::create, req,
+        UpdateOptions.<CreateResult>newBuilder().setWaitForStage(WorkflowUpdateStage.COMPLETED).build(), start);
+  }
+
+  public CommandResult pay(String workflowId) {
+    return client.newWorkflowStub(OrderWorkflow.class, workflowId).pay();
+  }
+
+  public CommandResult cancel(String workflowId) {
+    return client.newWorkflowStub(OrderWorkflow.class, workflowId).cancel();
+  }
+
+  /**
+   * Signal-with-start: a running workflow just gets the signal; an order whose workflow already
+   * completed gets a new run that loads it from the database and applies the same rules.
+   */
+  public void notify(String workflowId, String tenant, String subject, String requestKey, String orderId,
+      Notice notice) {
+    OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, startOptions(workflowId));
+    BatchRequest batch = client.newSignalWithStartRequest();
+    batch.add(wf::run, new OrderStart(tenant, subject, requestKey, orderId, settings));
+    batch.add(wf::paymentNotification, notice);
+    client.signalWithStart(batch);
+  }
+
+  private static WorkflowOptions startOptions(String workflowId) {
+    return WorkflowOptions.newBuilder()
+        .setWorkflowId(workflowId)
+        .setTaskQueue(WorkflowIds.TASK_QUEUE)
+        .setWorkflowIdConflictPolicy(WorkflowIdConflictPolicy.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING)
+        .setWorkflowIdReusePolicy(WorkflowIdReusePolicy.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE)
+        .build();
+  }
+}

@@ -1,0 +1,46 @@
+package io.flashsale.api.health;
+
+import com.codahale.metrics.health.HealthCheck;
+import io.flashsale.activities.ChannelClient;
+import io.flashsale.activities.Database;
+import io.temporal.api.workflowservice.v1.GetSystemInfoRequest;
+import io.temporal.serviceclient.WorkflowServiceStubs;
+
+/** Health checks for the three things an order needs: PostgreSQL, Temporal, the channel. */
+public final class Checks {
+  private Checks() {}
+
+  public static HealthCheck postgres(Database db) {
+    return new HealthCheck() {
+      @Override
+      protected Result check() {
+        int one = db.read(c -> {
+          try (var st = c.createStatement(); var rs = st.executeQuery("SELECT 1")) {
+            rs.next();
+            return rs.getInt(1);
+          }
+        });
+        return one == 1 ? Result.healthy() : Result.unhealthy("SELECT 1 answered " + one);
+      }
+    };
+  }
+
+  public static HealthCheck temporal(WorkflowServiceStubs service) {
+    return new HealthCheck() {
+      @Override
+      protected Result check() {
+        service.blockingStub().getSystemInfo(GetSystemInfoRequest.getDefaultInstance());
+        return Result.healthy();
+      }
+    };
+  }
+
+  public static HealthCheck channel(ChannelClient channel) {
+    return new HealthCheck() {
+      @Override
+      protected Result check() {
+        return channel.reachable() ? Result.healthy() : Result.unhealthy("channel " + channel.baseUrl() + " unreachable");
+      }
+    };
+  }
+}

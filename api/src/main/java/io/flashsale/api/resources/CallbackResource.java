@@ -1,0 +1,104 @@
+package io.flashsale.api.resources;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.flashsale.activities.Notifications;
+import io.flashsale.activities.OrderQueries;
+import io.flashsale.activities.OrderQueries.OrderDetails;
+import io.flashsale.api.core.ApiError;
+import io.flashsale.api.core.Bodies;
+import io.flashsale.api.core.Orders;
+import io.flashsale.channel.Signatures;
+import io.flashsale.workflows.Notice;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.HeaderParam;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Payment callbacks: record the arrival, signal the order's workflow, answer 200 once Temporal
+ * accepted the signal (500 otherwise, so the channel retries). The effect is decided in the
+ * workflow and written back on the arrival's row.
+ */
+@Path("/callbacks/payment")
+@Produces(MediaType.APPLICATION_JSON)
+public class CallbackResource {
+  private static final Logger log = LoggerFactory.getLogger(CallbackResource.class);
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final Pattern ID = Pattern.compile("[A-Za-z0-9._:-]{1,64}");
+  private static final Pattern KIND = Pattern.compile("CHARGED|DECLINED|REFUNDED");
+  private static final Pattern SIGNATURE = Pattern.compile("t=(\\d+),v1=([0-9a-f]{64})");
+  private static final long SIGNATURE_TOLERANCE_SECONDS = 300;
+
+  private final Notifications notifications;
+  private final OrderQueries queries;
+  private final Orders orders;
+  private final String secret;
+
+  public CallbackResource(Notifications notifications, OrderQueries queries, Orders orders, String secret) {
+    this.notifications = notifications;
+    this.queries = queries;
+    this.orders = orders;
+    this.secret = secret == null || secret.isBlank() ? null : secret;
+  }
+
+  @POST
+  @Consumes(MediaType.APPLICATION_JSON)
+  public Response receive(@HeaderParam(Signatures.HEADER) String signature, byte[] raw) {
+    if (secret != null && !signatureValid(signature, raw)) {
+      throw ApiError.exception(401, "BAD_SIGNATURE", "callback signature missing, stale or wrong");
+    }
+    JsonNode body;
+    try {
+      body = JSON.readTree(raw);
+    } catch (IOException e) {
+      throw ApiError.badRequest("MALFORMED_JSON", "the request body is not valid JSON");
+    }
+    Bodies.object(body, Set.of("notify_id", "merchant_order", "kind", "amount", "txn"));
+    String notifyId = Bodies.text(body, "notify_id", ID, true);
+    String merchantOrder = Bodies.text(body, "merchant_order", ID, true);
+    String kind = Bodies.text(body, "kind", KIND, true);
+    long amount = Bodies.integer(body, "amount", 0, Long.MAX_VALUE);
+    String txn = Bodies.text(body, "txn", ID, false);
+
+    long arrival = notifications.recordArrival(notifyId, merchantOrder, kind, amount, txn);
+    OrderDetails o = queries.get(merchantOrder);
+    if (o == null) {
+      notifications.markEffect(arrival, "UNKNOWN_ORDER");
+      log.warn("callback {} for unknown order {}", notifyId, merchantOrder);
+      return Response.ok(Map.of("accepted", true, "effect", "UNKNOWN_ORDER")).build();
+    }
+    try {
+      orders.notify(o.workflowId(), o.tenant(), o.subject(), o.requestKey(), o.orderId(),
+          new Notice(arrival, notifyId, kind, amount, txn));
+    } catch (RuntimeException e) {
+      notifications.markEffect(arrival, "NOT_DELIVERED");
+      log.error("order {} callback {} could not be signalled", merchantOrder, notifyId, e);
+      return ApiError.response(500, "SIGNAL_FAILED", "the order workflow did not take the notice; retry");
+    }
+    log.info("order {} callback {} {} accepted (arrival {})", merchantOrder, notifyId, kind, arrival);
+    return Response.ok(Map.of("accepted", true, "arrival", arrival)).build();
+  }
+
+  private boolean signatureValid(String header, byte[] raw) {
+    if (header == null) return false;
+    Matcher m = SIGNATURE.matcher(header);
+    if (!m.matches()) return false;
+    long t = Long.parseLong(m.group(1));
+    if (Math.abs(System.currentTimeMillis() / 1000 - t) > SIGNATURE_TOLERANCE_SECONDS) return false;
+    String expected = Signatures.hmacHex(secret, t + "." + new String(raw, StandardCharsets.UTF_8));
+    return MessageDigest.isEqual(expected.getBytes(StandardCharsets.UTF_8), m.group(2).getBytes(StandardCharsets.UTF_8));
+  }
+}

@@ -1,0 +1,194 @@
+package io.flashsale.api.resources;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.dropwizard.auth.Auth;
+import io.flashsale.activities.OrderQueries;
+import io.flashsale.activities.OrderQueries.OrderDetails;
+import io.flashsale.activities.Skus;
+import io.flashsale.api.auth.Caller;
+import io.flashsale.api.core.ApiError;
+import io.flashsale.api.core.Bodies;
+import io.flashsale.api.core.Orders;
+import io.flashsale.workflows.CommandResult;
+import io.flashsale.workflows.CreateOrder;
+import io.flashsale.workflows.CreateResult;
+import io.flashsale.workflows.OrderView;
+import io.temporal.client.WorkflowNotFoundException;
+import io.temporal.client.WorkflowServiceException;
+import io.temporal.client.WorkflowUpdateException;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.Response;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.function.Function;
+import java.util.regex.Pattern;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Orders of the calling principal (SPEC §7). */
+@Path("/orders")
+@Produces(MediaType.APPLICATION_JSON)
+public class OrderResource {
+  private static final Logger log = LoggerFactory.getLogger(OrderResource.class);
+  private static final Pattern REQUEST_KEY = Pattern.compile("[A-Za-z0-9._:-]{1,64}");
+  private static final Pattern SKU = Pattern.compile("[A-Za-z0-9._-]{1,64}");
+  private static final Pattern NOTE = Pattern.compile("(?s).{0,200}");
+  private static final Pattern ORDER_ID = Pattern.compile("ord-[0-9]{4,12}");
+
+  private final Orders orders;
+  private final OrderQueries queries;
+  private final Skus skus;
+
+  public OrderResource(Orders orders, OrderQueries queries, Skus skus) {
+    this.orders = orders;
+    this.queries = queries;
+    this.skus = skus;
+  }
+
+  @POST
+  @Consumes(MediaType.APPLICATION_JSON)
+  public Response create(@Auth Caller caller, JsonNode body) {
+    Bodies.object(body, Set.of("request_key", "sku", "quantity", "note"));
+    String requestKey = Bodies.text(body, "request_key", REQUEST_KEY, true);
+    String sku = Bodies.text(body, "sku", SKU, true);
+    int quantity = (int) Bodies.integer(body, "quantity", 1, 3);
+    String note = Bodies.text(body, "note", NOTE, false);
+    int remaining = skus.remaining(caller.tenant(), sku);
+    if (remaining < 0) return outcome(404, CreateResult.UNKNOWN_SKU, null);
+    // the cheap gate: no Temporal round trip once sold out, unless this key already has an order to replay
+    if (remaining == 0 && !queries.scopeExists(caller.tenant(), caller.subject(), requestKey)) {
+      return outcome(409, CreateResult.SOLD_OUT, null);
+    }
+    CreateResult r = orders.create(new CreateOrder(caller.tenant(), caller.subject(), requestKey, sku, quantity, note));
+    int status = switch (r.outcome()) {
+      case CreateResult.CREATED -> 201;
+      case CreateResult.REPLAY -> 200;
+      case CreateResult.KEY_REUSED -> 422;
+      case CreateResult.UNKNOWN_SKU -> 404;
+      default -> 409;
+    };
+    return outcome(status, r.outcome(), r.order());
+  }
+
+  @POST
+  @Path("/{id}/pay")
+  public Response pay(@Auth Caller caller, @PathParam("id") String id) {
+    OrderDetails o = owned(caller, id);
+    return command(o, orders::pay, r -> r.outcome() == null ? 200 : 409);
+  }
+
+  @POST
+  @Path("/{id}/cancel")
+  public Response cancel(@Auth Caller caller, @PathParam("id") String id) {
+    OrderDetails o = owned(caller, id);
+    return command(o, orders::cancel, r -> CommandResult.REJECTED.equals(r.outcome()) ? 409 : 200);
+  }
+
+  @GET
+  @Path("/{id}")
+  public Map<String, Object> get(@Auth Caller caller, @PathParam("id") String id) {
+    return details(owned(caller, id));
+  }
+
+  @GET
+  public Map<String, Object> list(@Auth Caller caller, @QueryParam("limit") Integer limit,
+      @QueryParam("cursor") String cursor) {
+    int n = limit == null ? 20 : limit;
+    if (n < 1 || n > 100) throw ApiError.badRequest("INVALID_LIMIT", "limit must be in 1..100");
+    if (cursor != null && !ORDER_ID.matcher(cursor).matches()) throw ApiError.badRequest("INVALID_CURSOR", "bad cursor");
+    List<OrderDetails> page = queries.list(caller.tenant(), caller.subject(), cursor, n + 1);
+    List<Map<String, Object>> items = new ArrayList<>();
+    for (OrderDetails o : page.subList(0, Math.min(n, page.size()))) items.add(summary(o));
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("orders", items);
+    out.put("next_cursor", page.size() > n ? page.get(n - 1).orderId() : null);
+    return out;
+  }
+
+  /** 404 for an unknown id, 403 for another subject's or another tenant's order. */
+  private OrderDetails owned(Caller caller, String id) {
+    if (!ORDER_ID.matcher(id).matches()) throw ApiError.exception(404, "ORDER_NOT_FOUND", "no such order");
+    OrderDetails o = queries.get(id);
+    if (o == null) throw ApiError.exception(404, "ORDER_NOT_FOUND", "no such order");
+    if (!o.tenant().equals(caller.tenant()) || !o.subject().equals(caller.subject())) {
+      throw ApiError.exception(403, "FORBIDDEN", "not your order");
+    }
+    return o;
+  }
+
+  private Response command(OrderDetails o, Function<String, CommandResult> call, Function<CommandResult, Integer> code) {
+    CommandResult r;
+    try {
+      r = call.apply(o.workflowId());
+    } catch (WorkflowNotFoundException | WorkflowUpdateException | WorkflowServiceException e) {
+      // the workflow completed after its late-notice window: the order is final, answer from the row
+      OrderDetails now = queries.get(o.orderId());
+      log.info("order {} command on a closed workflow ({}); status {}", o.orderId(), e.getClass().getSimpleName(),
+          now.status());
+      return json(409, Map.of("outcome", CommandResult.REJECTED, "status", now.status(), "version", now.version()));
+    }
+    Map<String, Object> out = new LinkedHashMap<>();
+    if (r.outcome() != null) out.put("outcome", r.outcome());
+    out.put("order_id", o.orderId());
+    out.put("status", r.status() == null ? null : r.status().name());
+    out.put("version", r.version());
+    return json(code.apply(r), out);
+  }
+
+  /** The create answer: the outcome plus, when there is an order, the order as GET shows it. */
+  private Response outcome(int status, String outcome, OrderView o) {
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("outcome", outcome);
+    if (o != null) out.putAll(details(queries.get(o.orderId())));
+    return json(status, out);
+  }
+
+  private static Map<String, Object> summary(OrderDetails o) {
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("order_id", o.orderId());
+    out.put("status", o.status());
+    out.put("version", o.version());
+    out.put("sku", o.sku());
+    out.put("quantity", o.quantity());
+    out.put("amount", o.amount());
+    out.put("request_key", o.requestKey());
+    out.put("created_at", o.createdAt());
+    return out;
+  }
+
+  static Map<String, Object> details(OrderDetails o) {
+    Map<String, Object> out = summary(o);
+    out.put("note", o.note());
+    Map<String, Object> reservation = new LinkedHashMap<>();
+    reservation.put("key", o.reservationKey());
+    reservation.put("status", o.reservationStatus());
+    out.put("reservation", reservation);
+    out.put("workflow_id", o.workflowId());
+    List<Map<String, Object>> timeline = new ArrayList<>();
+    for (OrderQueries.TimelineEntry t : o.timeline()) {
+      Map<String, Object> e = new LinkedHashMap<>();
+      e.put("from_status", t.fromStatus());
+      e.put("to_status", t.toStatus());
+      e.put("version", t.version());
+      e.put("cause", t.cause());
+      e.put("at", t.at());
+      timeline.add(e);
+    }
+    out.put("timeline", timeline);
+    return out;
+  }
+
+  private static Response json(int status, Object body) {
+    return Response.status(status).type(MediaType.APPLICATION_JSON_TYPE).entity(body).build();
+  }
+}

@@ -1,0 +1,54 @@
+package io.flashsale.api.resources;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.flashsale.activities.Principals;
+import io.flashsale.api.auth.TokenService;
+import io.flashsale.api.core.ApiError;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+
+/** Dev login: a signed token for any tenant/subject. Only registered when auth.devLogin is on. */
+@Path("/session")
+@Consumes(MediaType.APPLICATION_JSON)
+@Produces(MediaType.APPLICATION_JSON)
+public class SessionResource {
+  private final TokenService tokens;
+  private final Principals principals;
+
+  public SessionResource(TokenService tokens, Principals principals) {
+    this.tokens = tokens;
+    this.principals = principals;
+  }
+
+  @POST
+  public Map<String, Object> login(JsonNode body) {
+    if (body == null || !body.isObject()) throw ApiError.badRequest("BODY_REQUIRED", "{tenant, subject} required");
+    for (Iterator<String> it = body.fieldNames(); it.hasNext(); ) {
+      String f = it.next();
+      if (!Set.of("tenant", "subject").contains(f)) throw ApiError.badRequest("UNKNOWN_FIELD", "unknown field " + f);
+    }
+    String tenant = name(body, "tenant");
+    String subject = name(body, "subject");
+    principals.register(tenant, subject);
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("token", tokens.issue(tenant, subject));
+    out.put("token_type", "Bearer");
+    out.put("expires_in", tokens.ttlSeconds());
+    return out;
+  }
+
+  private static String name(JsonNode body, String field) {
+    JsonNode v = body.get(field);
+    if (v == null || !v.isTextual() || !TokenService.NAME.matcher(v.asText()).matches()) {
+      throw ApiError.badRequest("INVALID_FIELD", field + " must match " + TokenService.NAME.pattern());
+    }
+    return v.asText();
+  }
+}
