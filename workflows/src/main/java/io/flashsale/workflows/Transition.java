@@ -5,6 +5,6 @@ public record Transition(OrderStatus from, OrderStatus to, int version, String c
 
   /** The seed's timeline notation: {@code [CREATED->PAYING v2 pay]}. */
   public String label() {
-    return "[" + (from == null ? "" : from.name()) + "->" + to + " v" + version + " " + cause + "]";
+    return "[" + (from == null ? "-" : from.name()) + "->" + to + " v" + version + " " + cause + "]";
   }
 }

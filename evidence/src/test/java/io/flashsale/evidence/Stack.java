@@ -1,0 +1,104 @@
+package io.flashsale.evidence;
+
+import io.dropwizard.testing.ConfigOverride;
+import io.dropwizard.testing.DropwizardTestSupport;
+import io.flashsale.activities.Database;
+import io.flashsale.api.FlashsaleApplication;
+import io.flashsale.api.FlashsaleConfiguration;
+import io.flashsale.api.cli.HttpJson;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
+
+/**
+ * The real stack for one experiment class: embedded PostgreSQL, the Temporal service on a real
+ * port, the channel stub and the Dropwizard app, all on free ports, talking HTTP and gRPC.
+ */
+public final class Stack implements BeforeAllCallback, AfterAllCallback {
+  private final Map<String, String> overrides = new LinkedHashMap<>();
+  private DropwizardTestSupport<FlashsaleConfiguration> support;
+
+  public HttpJson api;
+  public HttpJson admin;
+  public HttpJson channel;
+  public Sql sql;
+  public FlashsaleApplication.Wiring wiring;
+
+  /** A config override, e.g. orders.reservationTtlMs. */
+  public Stack with(String key, Object value) {
+    overrides.put(key, String.valueOf(value));
+    return this;
+  }
+
+  @Override
+  public void beforeAll(ExtensionContext context) throws Exception {
+    int apiPort = freePort();
+    int adminPort = freePort();
+    List<ConfigOverride> all = new ArrayList<>(List.of(
+        ConfigOverride.config("server.applicationConnectors[0].port", String.valueOf(apiPort)),
+        ConfigOverride.config("server.adminConnectors[0].port", String.valueOf(adminPort)),
+        ConfigOverride.config("temporal.embeddedPort", String.valueOf(freePort())),
+        ConfigOverride.config("channel.embeddedPort", String.valueOf(freePort())),
+        ConfigOverride.config("seed.enabled", "false")));
+    overrides.forEach((k, v) -> all.add(ConfigOverride.config(k, v)));
+    support = new DropwizardTestSupport<>(FlashsaleApplication.class, "embedded.yml",
+        all.toArray(new ConfigOverride[0]));
+    support.before();
+    wiring = ((FlashsaleApplication) support.getApplication()).wiring();
+    api = new HttpJson("http://127.0.0.1:" + apiPort, null);
+    admin = new HttpJson("http://127.0.0.1:" + adminPort, null);
+    channel = new HttpJson(wiring.channel().baseUrl(), null);
+    sql = new Sql(wiring.db());
+  }
+
+  @Override
+  public void afterAll(ExtensionContext context) {
+    if (support != null) support.after();
+  }
+
+  public Database db() {
+    return wiring.db();
+  }
+
+  /** Create or reset a SKU through the admin task, as an operator would. */
+  public void sku(String sku, int total, int perUserLimit) {
+    HttpJson.Reply r = admin.post("/tasks/sku?tenant=t1&sku=" + sku + "&total=" + total
+        + "&unit_price=1990&per_user_limit=" + perUserLimit, null);
+    if (r.status() != 200) throw new IllegalStateException("sku task: " + r.status() + " " + r.raw());
+  }
+
+  public String reconcile() {
+    return admin.post("/tasks/reconcile", null).raw();
+  }
+
+  /** The summary line of the report. */
+  public String reconcileSummary() {
+    String[] lines = reconcile().trim().split("\n");
+    return lines[lines.length - 1];
+  }
+
+  /** Waits until every recorded callback has its effect (the workflow applied it). */
+  public void awaitNoticesApplied(int expectedAtLeast, long timeoutMs) throws InterruptedException {
+    long deadline = System.currentTimeMillis() + timeoutMs;
+    while (System.currentTimeMillis() < deadline) {
+      long applied = sql.count("SELECT count(*) FROM payment_notification WHERE effect IS NOT NULL");
+      long open = sql.count("SELECT count(*) FROM payment_notification WHERE effect IS NULL");
+      if (applied >= expectedAtLeast && open == 0) return;
+      Thread.sleep(50);
+    }
+    throw new AssertionError("callbacks not applied within " + timeoutMs + " ms");
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0)) {
+      s.setReuseAddress(true);
+      return s.getLocalPort();
+    }
+  }
+}
