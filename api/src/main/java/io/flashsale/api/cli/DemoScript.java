@@ -10,7 +10,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 
 /**
- * A short flash sale: eight buyers race for five units; the channel declines one payment, sends
+ * A short flash sale: eight buyers, five units; the channel declines one payment, sends
  * duplicate callbacks for another, loses one reply and holds one request. Waits until every order
  * has converged and prints the table and the reconciliation.
  */
@@ -36,22 +36,23 @@ public final class DemoScript {
     admin.post("/tasks/sku?tenant=" + TENANT + "&sku=" + SKU + "&total=5&unit_price=1990&per_user_limit=1", null);
     String run = Long.toString(System.currentTimeMillis() % 100000);
     List<Buyer> buyers = List.of(
-        new Buyer("buyer-1", "none", Map.of()),
-        new Buyer("buyer-2", "3 duplicate callbacks", Map.of("callback_copies", 3)),
-        new Buyer("buyer-3", "declined", Map.of("decline", true)),
-        new Buyer("buyer-4", "reply lost (1200 ms)", Map.of("reply_delay_ms", 1200)),
-        new Buyer("buyer-5", "request held 1500 ms", Map.of("hold_request_ms", 1500)),
+        new Buyer("buyer-1", "3 duplicate callbacks", Map.of("callback_copies", 3)),
+        new Buyer("buyer-2", "declined", Map.of("decline", true)),
+        new Buyer("buyer-3", "reply lost (1200 ms)", Map.of("reply_delay_ms", 1200)),
+        new Buyer("buyer-4", "request held 1500 ms", Map.of("hold_request_ms", 1500)),
+        new Buyer("buyer-5", "none", Map.of()),
         new Buyer("buyer-6", "none", Map.of()),
         new Buyer("buyer-7", "none", Map.of()),
         new Buyer("buyer-8", "none", Map.of()));
-    out.println("demo: 8 buyers, 5 units of " + TENANT + "/" + SKU + ", channel faults injected per order\n");
+    out.println("demo: 8 buyers, 5 units of " + TENANT + "/" + SKU + "; the four buyers with channel faults come"
+        + " first, the other four race for the last unit\n");
     ExecutorService pool = Executors.newFixedThreadPool(buyers.size());
-    List<Future<String[]>> rows = new ArrayList<>();
-    for (Buyer b : buyers) {
-      rows.add(pool.submit(() -> buy(b, "demo-" + run)));
-    }
     List<String[]> table = new ArrayList<>();
-    for (Future<String[]> f : rows) table.add(f.get());
+    for (List<Buyer> wave : List.of(buyers.subList(0, 4), buyers.subList(4, 8))) {
+      List<Future<String[]>> rows = new ArrayList<>();
+      for (Buyer b : wave) rows.add(pool.submit(() -> buy(b, "demo-" + run)));
+      for (Future<String[]> f : rows) table.add(f.get());
+    }
     pool.shutdown();
 
     out.println("waiting for every order to converge ...");
@@ -69,7 +70,7 @@ public final class DemoScript {
         HttpJson.Reply o = api.as(r[5]).get("/orders/" + r[3]);
         status = o.text("status");
         StringBuilder sb = new StringBuilder();
-        o.body().path("timeline").forEach(t -> sb.append(" [").append(t.path("from_status").asText(""))
+        o.body().path("timeline").forEach(t -> sb.append(" [").append(t.path("from_status").asText("-"))
             .append("->").append(t.path("to_status").asText()).append(" v").append(t.path("version").asInt())
             .append(' ').append(t.path("cause").asText()).append(']'));
         timeline = sb.toString();
@@ -101,11 +102,6 @@ public final class DemoScript {
       }
       pay = me.post("/orders/" + orderId + "/pay", null).text("status");
     }
-    String token = me == null ? null : tokenOf(me);
-    return new String[] {b.subject(), b.fault(), outcome, orderId, pay, token};
-  }
-
-  private static String tokenOf(HttpJson client) {
-    return client.token();
+    return new String[] {b.subject(), b.fault(), outcome, orderId, pay, me.token()};
   }
 }
