@@ -95,6 +95,42 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
     throw new AssertionError("callbacks not applied within " + timeoutMs + " ms");
   }
 
+  /**
+   * Moves the Temporal service's clock forward (time skipping), e.g. past a 60 s reservation
+   * TTL, without waiting for it. Timers due in between fire; activities still run in real time.
+   */
+  public void skip(java.time.Duration d) {
+    io.temporal.serviceclient.TestServiceStubs test = io.temporal.serviceclient.TestServiceStubs.newServiceStubs(
+        io.temporal.serviceclient.TestServiceStubsOptions.newBuilder()
+            .setChannel(wiring.temporal().service().getRawChannel())
+            .validateAndBuildWithDefaults());
+    test.blockingStub().unlockTimeSkippingWithSleep(io.temporal.api.testservice.v1.SleepRequest.newBuilder()
+        .setDuration(com.google.protobuf.Duration.newBuilder().setSeconds(d.getSeconds()).setNanos(d.getNano()))
+        .build());
+  }
+
+  /** Polls the order row until it reaches the status (or fails the experiment). */
+  public void awaitStatus(String orderId, String status, long timeoutMs) throws InterruptedException {
+    awaitTrue(() -> status.equals(sql.text("SELECT status FROM orders WHERE order_id = ?", orderId)), timeoutMs,
+        orderId + " did not reach " + status);
+  }
+
+  public void awaitTrue(java.util.function.BooleanSupplier condition, long timeoutMs, String failure)
+      throws InterruptedException {
+    long deadline = System.currentTimeMillis() + timeoutMs;
+    while (System.currentTimeMillis() < deadline) {
+      if (condition.getAsBoolean()) return;
+      Thread.sleep(50);
+    }
+    throw new AssertionError(failure + " within " + timeoutMs + " ms");
+  }
+
+  /** No order is PAYING / UNKNOWN / REFUNDING any more. */
+  public void awaitNothingPending(long timeoutMs) throws InterruptedException {
+    awaitTrue(() -> sql.count("SELECT count(*) FROM orders WHERE status IN ('PAYING', 'UNKNOWN', 'REFUNDING')") == 0,
+        timeoutMs, "orders still pending");
+  }
+
   private static int freePort() throws IOException {
     try (ServerSocket s = new ServerSocket(0)) {
       s.setReuseAddress(true);

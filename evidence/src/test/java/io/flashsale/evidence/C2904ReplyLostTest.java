@@ -1,0 +1,53 @@
+package io.flashsale.evidence;
+
+import io.flashsale.api.cli.HttpJson;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * C29-04: the channel charges but its reply is lost (delayed past the 300 ms timeout). The order
+ * goes UNKNOWN, not FAILED, keeps its unit, shows as pending in reconciliation, and converges to
+ * PAID by the workflow's query 1 s later. The held callback then arrives as a duplicate.
+ */
+class C2904ReplyLostTest {
+  @RegisterExtension static final Stack stack = new Stack();
+  @RegisterExtension static final Evidence ev = new Evidence("C29-04", "reply lost → UNKNOWN → query → PAID");
+
+  @Test
+  void replyLostConvergesByQuery() throws Exception {
+    stack.sku("sku-c2904", 5, 3);
+    HttpJson buyer = stack.api.login("t1", "user-0042");
+    String orderId = Buyers.create(buyer, "c2904", "sku-c2904", 1).text("order_id");
+    Buyers.fault(stack.channel, orderId, Map.of("reply_delay_ms", 1200, "hold_callbacks", true));
+
+    HttpJson.Reply pay = Buyers.pay(buyer, orderId);
+    ev.equal(200, pay.status(), "pay answers 200");
+    ev.equal("UNKNOWN", pay.text("status"), "a lost reply answers UNKNOWN, not FAILED");
+    ev.equal("HELD", stack.sql.text("SELECT status FROM reservation WHERE reservation_key = ?", orderId + "/r1"),
+        "the unit stays HELD while UNKNOWN");
+    ev.equal(4, stack.sql.remaining("sku-c2904"), "no unit released");
+    String before = stack.reconcileSummary();
+    ev.note("before convergence: " + before);
+    ev.check(before.contains(" mismatches=0 ") && before.contains(" pending=1 "), "reconcile: mismatches=0 pending=1");
+
+    stack.awaitStatus(orderId, "PAID", 10_000);
+    String timeline = stack.sql.timeline(orderId);
+    ev.note("timeline " + orderId + ": " + timeline);
+    ev.equal("[-->CREATED v1 create] [CREATED->PAYING v2 pay] [PAYING->UNKNOWN v3 charge timeout] [UNKNOWN->PAID v4 query]",
+        timeline, "exact timeline");
+    ev.equal("CONFIRMED", stack.sql.text("SELECT status FROM reservation WHERE reservation_key = ?", orderId + "/r1"),
+        "reservation CONFIRMED");
+
+    stack.channel.post("/_callbacks/release", Map.of("merchant_order", orderId, "order", "fifo"));
+    stack.awaitNoticesApplied(1, 10_000);
+    ev.equal(Map.of("DUPLICATE PAID", 1),
+        stack.sql.histogram("SELECT effect FROM payment_notification WHERE merchant_order = ?", orderId),
+        "the held callback arrives as DUPLICATE PAID");
+    ev.equal(1, Buyers.chargeRequests(stack.channel, orderId), "one charge request");
+    String after = stack.reconcileSummary();
+    ev.note("after: " + after);
+    ev.check(after.contains(" mismatches=0 ") && after.contains(" pending=0 ") && after.endsWith("drift=0"),
+        "reconcile clean after convergence");
+  }
+}

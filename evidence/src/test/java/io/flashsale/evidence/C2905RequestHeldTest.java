@@ -1,0 +1,53 @@
+package io.flashsale.evidence;
+
+import io.flashsale.api.cli.HttpJson;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * C29-05: the charge request is held in transit for 1500 ms. The order goes UNKNOWN at 300 ms;
+ * the query 1 s later finds NOT_FOUND, which is not "not charged": the workflow closes first and
+ * acts on the close (CLOSED → FAILED + release). The late request is refused at the channel and
+ * never reaches the ledger; a later charge of the same order is refused too.
+ */
+class C2905RequestHeldTest {
+  @RegisterExtension static final Stack stack = new Stack();
+  @RegisterExtension static final Evidence ev = new Evidence("C29-05", "request held → NOT_FOUND → close → FAILED");
+
+  @Test
+  void notFoundClosesBeforeFailing() throws Exception {
+    stack.sku("sku-c2905", 5, 3);
+    HttpJson buyer = stack.api.login("t1", "user-0042");
+    String orderId = Buyers.create(buyer, "c2905", "sku-c2905", 1).text("order_id");
+    Buyers.fault(stack.channel, orderId, Map.of("hold_request_ms", 1500));
+
+    ev.equal("UNKNOWN", Buyers.pay(buyer, orderId).text("status"), "pay answers UNKNOWN");
+    stack.awaitStatus(orderId, "FAILED", 10_000);
+    String timeline = stack.sql.timeline(orderId);
+    ev.note("timeline " + orderId + ": " + timeline);
+    ev.equal("[-->CREATED v1 create] [CREATED->PAYING v2 pay] [PAYING->UNKNOWN v3 charge timeout] [UNKNOWN->FAILED v4 close CLOSED]",
+        timeline, "NOT_FOUND led to close, the close answer CLOSED to FAILED");
+    ev.equal(5, stack.sql.remaining("sku-c2905"), "the unit is back");
+
+    // let the held request land (1500 ms after it was sent): the channel must refuse it
+    Thread.sleep(1_600);
+    ev.equal("CLOSED", stack.channel.get("/charges/" + orderId).text("status"), "channel status stays CLOSED");
+    ev.equal(0L, countLedgerRows(orderId), "the late charge never appears in the ledger");
+    HttpJson.Reply again = stack.channel.post("/charge", Map.of("merchant_order", orderId, "amount", 1990,
+        "notify_url", "http://127.0.0.1:1/none"));
+    ev.check(again.status() == 409 && "CLOSED".equals(again.text("result")), "a new charge of the order → 409 CLOSED");
+    String summary = stack.reconcileSummary();
+    ev.note(summary);
+    ev.check(summary.contains(" mismatches=0 ") && summary.contains(" pending=0 ") && summary.endsWith("drift=0"),
+        "reconcile clean");
+  }
+
+  private static long countLedgerRows(String orderId) {
+    long n = 0;
+    for (var row : stack.channel.get("/statement").body().path("rows")) {
+      if (orderId.equals(row.path("merchant_order").asText())) n++;
+    }
+    return n;
+  }
+}
