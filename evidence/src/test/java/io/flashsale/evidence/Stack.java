@@ -109,6 +109,25 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
         .build());
   }
 
+  /** The Temporal service's own view of a workflow: RUNNING, COMPLETED, ... (describe, not visibility). */
+  public String workflowStatus(String workflowId) {
+    return wiring.temporal().service().blockingStub().describeWorkflowExecution(
+            io.temporal.api.workflowservice.v1.DescribeWorkflowExecutionRequest.newBuilder()
+                .setNamespace("default")
+                .setExecution(io.temporal.api.common.v1.WorkflowExecution.newBuilder().setWorkflowId(workflowId))
+                .build())
+        .getWorkflowExecutionInfo().getStatus().name().replace("WORKFLOW_EXECUTION_STATUS_", "");
+  }
+
+  /** Refund rows in the channel's ledger for one order. */
+  public long refundRows(String orderId) {
+    long n = 0;
+    for (var row : channel.get("/statement").body().path("rows")) {
+      if (orderId.equals(row.path("merchant_order").asText()) && "REFUND".equals(row.path("type").asText())) n++;
+    }
+    return n;
+  }
+
   /** Polls the order row until it reaches the status (or fails the experiment). */
   public void awaitStatus(String orderId, String status, long timeoutMs) throws InterruptedException {
     awaitTrue(() -> status.equals(sql.text("SELECT status FROM orders WHERE order_id = ?", orderId)), timeoutMs,
