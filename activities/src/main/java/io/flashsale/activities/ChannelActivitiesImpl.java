@@ -2,6 +2,7 @@ package io.flashsale.activities;
 
 import io.flashsale.workflows.ChannelActivities;
 import io.flashsale.workflows.ChannelAnswer;
+import io.temporal.failure.ApplicationFailure;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,6 +45,12 @@ public class ChannelActivitiesImpl implements ChannelActivities {
   public ChannelAnswer refund(String orderId, long amount) {
     ChannelAnswer a = client.refund(orderId, refundKey(orderId), amount);
     log.info("order {} refund {} -> {} ({})", orderId, refundKey(orderId), a.result(), a.detail());
+    if (a.detail() != null && a.detail().startsWith("refund answered 4")) {
+      // a definite refusal (not charged, other amount, refunded under another key): retrying the
+      // same request cannot help; the workflow waits and tries a later round, an operator looks
+      throw ApplicationFailure.newNonRetryableFailure("refund of " + orderId + " refused: " + a.detail(),
+          "REFUND_REFUSED");
+    }
     if (!ChannelAnswer.REFUNDED.equals(a.result())) {
       // Temporal retries with the same refund key; the channel answers a replay with the same refund
       throw new IllegalStateException("refund of " + orderId + " not confirmed: " + a.result() + " " + a.detail());

@@ -168,12 +168,14 @@ public class OrderActivitiesImpl implements OrderActivities {
   @Override
   public Step applyNotice(String orderId, Notice n) {
     return db.inTx(c -> {
-      String recorded = recordedEffect(c, n.notificationId());
+      String recorded = recordedEffect(c, n.notificationId(), orderId);
       OrderTx tx = new OrderTx(c, orderId);
       if (recorded != null) return tx.step(recorded); // a retry after the effect committed
       String cause = "callback " + n.notifyId();
       String effect;
-      if (n.amount() != tx.row().amount()) {
+      if (n.kind() == null) {
+        effect = "IGNORED " + tx.status();
+      } else if (n.amount() != tx.row().amount()) {
         effect = "AMOUNT_MISMATCH";
       } else {
         effect = switch (n.kind()) {
@@ -194,11 +196,15 @@ public class OrderActivitiesImpl implements OrderActivities {
     });
   }
 
-  private static String recordedEffect(Connection c, long notificationId) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT effect FROM payment_notification WHERE id = ? FOR UPDATE")) {
+  /** The arrival's effect if a previous attempt applied it; the arrival must belong to this order. */
+  private static String recordedEffect(Connection c, long notificationId, String orderId) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT effect, merchant_order FROM payment_notification WHERE id = ? FOR UPDATE")) {
       ps.setLong(1, notificationId);
       try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) throw new IllegalArgumentException("no such notification " + notificationId);
+        if (!rs.next() || !orderId.equals(rs.getString(2))) {
+          throw new IllegalArgumentException("notification " + notificationId + " is not an arrival of " + orderId);
+        }
         return rs.getString(1);
       }
     }

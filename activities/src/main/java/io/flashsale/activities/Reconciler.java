@@ -60,8 +60,16 @@ public final class Reconciler {
     this.channel = channel;
   }
 
+  private record Snapshot(List<OrderLine> orders, int confirmed, long drift) {}
+
   public Report run(WorkflowCheck workflows) throws IOException, InterruptedException {
-    // ledger first: an order that moves on between the two reads shows as pending or is caught next run
+    // the database first, as one snapshot; then the ledger. Money moves before the status that
+    // records it (PAYING is committed before the charge, the refund before REFUNDED), so a
+    // judged order's ledger rows are already there when the ledger is read after it.
+    Snapshot snap = db.inTx(c -> {
+      c.setTransactionIsolation(java.sql.Connection.TRANSACTION_REPEATABLE_READ);
+      return new Snapshot(loadOrders(c), countConfirmed(c), drift(c));
+    });
     Map<String, Ledger> ledger = new HashMap<>();
     for (JsonNode row : channel.statement().path("rows")) {
       Ledger l = ledger.computeIfAbsent(row.path("merchant_order").asText(), k -> new Ledger());
@@ -73,7 +81,7 @@ public final class Reconciler {
         l.refunded += amount;
       }
     }
-    List<OrderLine> orders = loadOrders();
+    List<OrderLine> orders = snap.orders();
     Map<String, Integer> classes = new TreeMap<>();
     List<String> mismatches = new ArrayList<>();
     List<String> notes = new ArrayList<>();
@@ -122,57 +130,63 @@ public final class Reconciler {
     java.util.Set<String> known = new java.util.HashSet<>();
     for (OrderLine o : orders) known.add(o.orderId());
     for (String mo : ledger.keySet()) {
-      if (!known.contains(mo)) mismatches.add("GLOBAL ledger rows without an order: " + mo);
+      // an order created after the snapshot is not an orphan: look again before flagging
+      if (!known.contains(mo) && !orderExists(mo)) mismatches.add("GLOBAL ledger rows without an order: " + mo);
     }
     long channelNet = ledger.values().stream().mapToLong(l -> l.charged - l.refunded).sum();
-    int confirmed = countConfirmed();
+    int confirmed = snap.confirmed();
     if (confirmed != paid) mismatches.add("GLOBAL confirmed=" + confirmed + " != paid=" + paid);
     if (pending == 0 && channelNet != paidSum) {
       mismatches.add("GLOBAL channel_net=" + channelNet + " != paid_sum=" + paidSum);
     }
-    long drift = drift();
+    long drift = snap.drift();
     if (drift != 0) mismatches.add("GLOBAL conservation drift=" + drift);
     return new Report(classes, mismatches, pending, channelNet, paidSum, confirmed, paid, drift, notes);
   }
 
-  private List<OrderLine> loadOrders() {
+  private boolean orderExists(String orderId) {
     return db.read(c -> {
-      List<OrderLine> out = new ArrayList<>();
-      try (PreparedStatement ps = c.prepareStatement(
-          "SELECT o.order_id, o.status, o.amount, r.status, o.workflow_id, o.version,"
-              + " EXISTS (SELECT 1 FROM outbox e WHERE e.order_id = o.order_id AND e.event_type = 'ORDER_PAID')"
-              + " FROM orders o LEFT JOIN reservation r ON r.reservation_key = o.reservation_key ORDER BY o.order_id");
-          ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          out.add(new OrderLine(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getString(4), rs.getString(5),
-              rs.getInt(6), rs.getBoolean(7)));
+      try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM orders WHERE order_id = ?")) {
+        ps.setString(1, orderId);
+        try (ResultSet rs = ps.executeQuery()) {
+          return rs.next();
         }
       }
-      return out;
     });
   }
 
-  private int countConfirmed() {
-    return db.read(c -> {
-      try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM reservation WHERE status = 'CONFIRMED'");
-          ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getInt(1);
+  private static List<OrderLine> loadOrders(java.sql.Connection c) throws java.sql.SQLException {
+    List<OrderLine> out = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT o.order_id, o.status, o.amount, r.status, o.workflow_id, o.version,"
+            + " EXISTS (SELECT 1 FROM outbox e WHERE e.order_id = o.order_id AND e.event_type = 'ORDER_PAID')"
+            + " FROM orders o LEFT JOIN reservation r ON r.reservation_key = o.reservation_key ORDER BY o.order_id");
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        out.add(new OrderLine(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getString(4), rs.getString(5),
+            rs.getInt(6), rs.getBoolean(7)));
       }
-    });
+    }
+    return out;
+  }
+
+  private static int countConfirmed(java.sql.Connection c) throws java.sql.SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM reservation WHERE status = 'CONFIRMED'");
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getInt(1);
+    }
   }
 
   /** Σ over SKUs of total − (remaining + held + confirmed); 0 when no unit was lost or made up. */
-  private long drift() {
-    return db.read(c -> {
-      try (PreparedStatement ps = c.prepareStatement(
-          "SELECT coalesce(sum(abs(s.total - s.remaining - coalesce(r.used, 0))), 0) FROM sku s LEFT JOIN"
-              + " (SELECT tenant, sku, sum(quantity) AS used FROM reservation WHERE status IN ('HELD', 'CONFIRMED')"
-              + "  GROUP BY tenant, sku) r ON r.tenant = s.tenant AND r.sku = s.sku");
-          ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getLong(1);
-      }
-    });
+  private static long drift(java.sql.Connection c) throws java.sql.SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT coalesce(sum(abs(s.total - s.remaining - coalesce(r.used, 0))), 0) FROM sku s LEFT JOIN"
+            + " (SELECT tenant, sku, sum(quantity) AS used FROM reservation WHERE status IN ('HELD', 'CONFIRMED')"
+            + "  GROUP BY tenant, sku) r ON r.tenant = s.tenant AND r.sku = s.sku");
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getLong(1);
+    }
   }
 }

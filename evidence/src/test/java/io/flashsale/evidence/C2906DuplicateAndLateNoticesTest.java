@@ -97,6 +97,8 @@ class C2906DuplicateAndLateNoticesTest {
       if (b.equals(row.path("merchant_order").asText()) && "REFUND".equals(row.path("type").asText())) refunds++;
     }
     ev.equal(1L, refunds, "one refund in the ledger");
+    stack.recordHistory(a, "c2906-sixteen-callbacks");
+    stack.recordHistory(b, "c2906-expired-refunded-late-notices");
     stack.awaitNothingPending(10_000);
     String summary = stack.reconcileSummary();
     ev.note(summary);

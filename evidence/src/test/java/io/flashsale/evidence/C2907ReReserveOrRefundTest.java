@@ -86,6 +86,8 @@ class C2907ReReserveOrRefundTest {
     ev.equal("REFUNDED", status(b), "B stays REFUNDED");
     ev.equal(1L, stack.refundRows(b), "still one refund row");
 
+    stack.recordHistory(a, "c2907-paid-reheld");
+    stack.recordHistory(b, "c2907-second-run-after-completion");
     stack.awaitNothingPending(10_000);
     String summary = stack.reconcileSummary();
     ev.note(summary);

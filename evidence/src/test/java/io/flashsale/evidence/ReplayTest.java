@@ -26,6 +26,27 @@ class ReplayTest {
     }
   }
 
+  /** The guard itself: a workflow that schedules something else first must not replay. */
+  @Test
+  void aChangedWorkflowDoesNotReplay() throws Exception {
+    Path paid = histories().stream().filter(p -> p.getFileName().toString().equals("c2901-paid.json")).findFirst()
+        .orElseThrow();
+    Exception e = org.junit.jupiter.api.Assertions.assertThrows(Exception.class,
+        () -> WorkflowReplayer.replayWorkflowExecution(Files.readString(paid), ChangedOrderWorkflow.class));
+    String all = e.toString() + (e.getCause() == null ? "" : " " + e.getCause());
+    System.out.println("changed workflow: " + all);
+    org.junit.jupiter.api.Assertions.assertTrue(all.toLowerCase().contains("nondetermin"), all);
+  }
+
+  /** OrderWorkflowImpl with one unversioned change: a timer before anything else. */
+  public static class ChangedOrderWorkflow extends OrderWorkflowImpl {
+    @Override
+    public void run(io.flashsale.workflows.OrderStart start) {
+      io.temporal.workflow.Workflow.sleep(java.time.Duration.ofSeconds(1));
+      super.run(start);
+    }
+  }
+
   private static List<Path> histories() throws IOException, java.net.URISyntaxException {
     Path dir = Path.of(ReplayTest.class.getResource("/histories").toURI());
     try (Stream<Path> s = Files.list(dir)) {

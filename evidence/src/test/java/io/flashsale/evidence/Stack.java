@@ -119,6 +119,18 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
         .getWorkflowExecutionInfo().getStatus().name().replace("WORKFLOW_EXECUTION_STATUS_", "");
   }
 
+  /**
+   * Writes the workflow's history to target/histories/&lt;name&gt;.json; copied to
+   * src/test/resources/histories, it becomes a replay test case.
+   */
+  public void recordHistory(String orderId, String name) throws IOException {
+    String workflowId = sql.text("SELECT workflow_id FROM orders WHERE order_id = ?", orderId);
+    java.nio.file.Path dir = java.nio.file.Path.of(System.getProperty("histories.dir", "target/histories"));
+    java.nio.file.Files.createDirectories(dir);
+    java.nio.file.Files.writeString(dir.resolve(name + ".json"),
+        wiring.temporal().client().fetchHistory(workflowId).toJson(true));
+  }
+
   /** Refund rows in the channel's ledger for one order. */
   public long refundRows(String orderId) {
     long n = 0;

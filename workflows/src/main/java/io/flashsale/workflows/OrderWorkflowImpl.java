@@ -62,6 +62,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
                       .setInitialInterval(Duration.ofSeconds(1))
                       .setBackoffCoefficient(2)
                       .setMaximumInterval(Duration.ofSeconds(30))
+                      .setMaximumAttempts(5)
                       .build())
               .build());
 
@@ -75,6 +76,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   /** PAY or CANCEL once one of them was accepted; a second command is rejected at once. */
   private String command;
   private String lastEffect;
+  private int refundRounds;
 
   @Override
   public void run(OrderStart start) {
@@ -100,8 +102,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
 
     while (true) {
       if (!notices.isEmpty()) {
-        Notice n = notices.poll();
-        locked(() -> db.applyNotice(order.orderId(), n));
+        applyNotice(notices.poll());
         continue;
       }
       OrderStatus status = order.status();
@@ -110,9 +111,11 @@ public class OrderWorkflowImpl implements OrderWorkflow {
         continue;
       }
       if (status.isTerminal()) {
-        if (!Workflow.await(settings.lateNoticeWindow(), () -> !notices.isEmpty())) {
-          break;
-        }
+        // a timer that fires in the same task as a signal still leaves the notice queued: keep going
+        Workflow.await(settings.lateNoticeWindow(), () -> !notices.isEmpty());
+        if (!notices.isEmpty()) continue;
+        Workflow.await(Workflow::isEveryHandlerFinished);
+        if (notices.isEmpty()) break;
         continue;
       }
       if (status == OrderStatus.UNKNOWN && queryAt == 0) {
@@ -143,14 +146,17 @@ public class OrderWorkflowImpl implements OrderWorkflow {
         queryAt = Workflow.currentTimeMillis() + backoff;
       }
     }
-    Workflow.await(Workflow::isEveryHandlerFinished);
   }
 
   @Override
   public CreateResult create(CreateOrder request) {
     lock.lock();
     try {
+      boolean alreadyCreated = order != null;
       CreateResult r = db.reserve(request, Workflow.getInfo().getWorkflowId());
+      if (alreadyCreated && CreateResult.CREATED.equals(r.outcome())) {
+        r = new CreateResult(CreateResult.REPLAY, r.order(), List.of());
+      }
       if (r.order() != null) {
         track(new Step(r.outcome(), r.order(), r.transitions()));
       }
@@ -163,6 +169,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
 
   @Override
   public CommandResult pay() {
+    awaitLoaded();
     if (order == null) {
       return new CommandResult(CommandResult.REJECTED, null, 0);
     }
@@ -172,7 +179,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     command = "PAY";
     lock.lock();
     try {
-      Step begun = track(db.beginPay(order.orderId()));
+      track(db.beginPay(order.orderId()));
       if (order.status() != OrderStatus.PAYING) {
         return rejected(); // a notice or the expiry got there first
       }
@@ -187,6 +194,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
 
   @Override
   public CommandResult cancel() {
+    awaitLoaded();
     if (order == null) {
       return new CommandResult(CommandResult.REJECTED, null, 0);
     }
@@ -206,8 +214,9 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     command = "CANCEL";
     lock.lock();
     try {
-      Step s = track(db.cancel(order.orderId(), "cancel"));
-      return order.status() == OrderStatus.CANCELLED && s.effect().equals(CommandResult.CANCELLED)
+      track(db.cancel(order.orderId(), "cancel"));
+      // CANCELLED here is this command's doing, also when a retried activity answered REPLAY_CANCEL
+      return order.status() == OrderStatus.CANCELLED
           ? new CommandResult(CommandResult.CANCELLED, order.status(), order.version())
           : rejected();
     } finally {
@@ -223,6 +232,20 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   @Override
   public OrderState status() {
     return new OrderState(order, List.copyOf(timeline), lastEffect);
+  }
+
+  /** A run started by signal-with-start loads its order first; commands wait for that. */
+  private void awaitLoaded() {
+    if (start != null && start.orderId() != null) Workflow.await(() -> order != null);
+  }
+
+  /** A notice that cannot be applied (bad arrival id, ...) is logged; it never fails the order's workflow. */
+  private void applyNotice(Notice n) {
+    try {
+      locked(() -> db.applyNotice(order.orderId(), n));
+    } catch (ActivityFailure e) {
+      log.error("order {} notice {} not applied: {}", order.orderId(), n.notifyId(), e.getMessage());
+    }
   }
 
   private CommandResult rejected() {
@@ -260,15 +283,27 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     }
   }
 
+  /**
+   * One round of refund attempts (same refund key, so the channel never refunds twice). If the
+   * round fails, wait with backoff, without the lock, so a REFUNDED notice can settle the order.
+   */
   private void refund() {
     lock.lock();
     try {
       if (order.status() != OrderStatus.REFUNDING) return;
       refunds.refund(order.orderId(), order.amount());
       track(db.completeRefund(order.orderId(), "refund reply"));
+      refundRounds = 0;
+      return;
+    } catch (ActivityFailure e) {
+      refundRounds++;
+      lastEffect = "REFUND_NOT_CONFIRMED";
+      log.warn("order {} refund round {} failed: {}", order.orderId(), refundRounds, e.getMessage());
     } finally {
       lock.unlock();
     }
+    long waitSeconds = Math.min(300, 1L << Math.min(refundRounds, 8));
+    Workflow.await(Duration.ofSeconds(waitSeconds), () -> !notices.isEmpty());
   }
 
   private ChannelAnswer safe(java.util.function.Supplier<ChannelAnswer> call) {

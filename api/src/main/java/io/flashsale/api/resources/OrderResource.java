@@ -84,14 +84,14 @@ public class OrderResource {
   @Path("/{id}/pay")
   public Response pay(@Auth Caller caller, @PathParam("id") String id) {
     OrderDetails o = owned(caller, id);
-    return command(o, orders::pay, r -> r.outcome() == null ? 200 : 409);
+    return command(o, orders::pay, r -> r.outcome() == null ? 200 : 409, false);
   }
 
   @POST
   @Path("/{id}/cancel")
   public Response cancel(@Auth Caller caller, @PathParam("id") String id) {
     OrderDetails o = owned(caller, id);
-    return command(o, orders::cancel, r -> CommandResult.REJECTED.equals(r.outcome()) ? 409 : 200);
+    return command(o, orders::cancel, r -> CommandResult.REJECTED.equals(r.outcome()) ? 409 : 200, true);
   }
 
   @GET
@@ -126,16 +126,23 @@ public class OrderResource {
     return o;
   }
 
-  private Response command(OrderDetails o, Function<String, CommandResult> call, Function<CommandResult, Integer> code) {
+  private Response command(OrderDetails o, Function<String, CommandResult> call, Function<CommandResult, Integer> code,
+      boolean closedCancel) {
     CommandResult r;
     try {
       r = call.apply(o.workflowId());
     } catch (WorkflowNotFoundException | WorkflowUpdateException | WorkflowServiceException e) {
-      // the workflow completed after its late-notice window: the order is final, answer from the row
       OrderDetails now = queries.get(o.orderId());
-      log.info("order {} command on a closed workflow ({}); status {}", o.orderId(), e.getClass().getSimpleName(),
-          now.status());
-      return json(409, Map.of("outcome", CommandResult.REJECTED, "status", now.status(), "version", now.version()));
+      if (!io.flashsale.workflows.OrderStatus.valueOf(now.status()).isTerminal()) {
+        // the order is still moving: a transient engine problem, not an answer
+        log.warn("order {} command failed: {}", o.orderId(), e.toString());
+        throw ApiError.exception(503, "ENGINE_UNAVAILABLE", "the order workflow did not answer; retry");
+      }
+      // final order whose workflow completed after its late-notice window: answer from the row
+      boolean replayCancel = closedCancel && "CANCELLED".equals(now.status());
+      return json(replayCancel ? 200 : 409, Map.of(
+          "outcome", replayCancel ? CommandResult.REPLAY_CANCEL : CommandResult.REJECTED,
+          "order_id", o.orderId(), "status", now.status(), "version", now.version()));
     }
     Map<String, Object> out = new LinkedHashMap<>();
     if (r.outcome() != null) out.put("outcome", r.outcome());
