@@ -162,10 +162,25 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
         timeoutMs, "orders still pending");
   }
 
+  /**
+   * A free port below Linux's ephemeral range (32768+), so no outgoing connection made while the
+   * stack starts can take it between this check and the bind.
+   */
   private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0)) {
-      s.setReuseAddress(true);
-      return s.getLocalPort();
+    java.util.concurrent.ThreadLocalRandom rnd = java.util.concurrent.ThreadLocalRandom.current();
+    for (int attempt = 0; attempt < 200; attempt++) {
+      int port = rnd.nextInt(20_000, 32_000);
+      if (TAKEN.contains(port)) continue;
+      try (ServerSocket s = new ServerSocket(port, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
+        TAKEN.add(port);
+        return port;
+      } catch (IOException busy) {
+        // try another
+      }
     }
+    throw new IOException("no free port found");
   }
+
+  /** Ports handed out in this JVM: a stack that just stopped may still hold them briefly. */
+  private static final java.util.Set<Integer> TAKEN = java.util.concurrent.ConcurrentHashMap.newKeySet();
 }
