@@ -35,6 +35,11 @@ public final class Database implements AutoCloseable {
     Flyway.configure().dataSource(pool).locations("classpath:db/migration").load().migrate();
   }
 
+  /** Migrations of another component into its own schema (with its own history table there). */
+  public void migrate(String location, String schema) {
+    Flyway.configure().dataSource(pool).schemas(schema).locations(location).load().migrate();
+  }
+
   /** Runs work in one transaction: commit on return, rollback on any exception. */
   public <T> T inTx(TxWork<T> work) {
     try (Connection c = pool.getConnection()) {

@@ -25,6 +25,10 @@ import io.flashsale.api.auth.TokenService;
 import io.flashsale.api.cli.ChannelCommand;
 import io.flashsale.api.cli.DemoCommand;
 import io.flashsale.api.cli.ReconcileCommand;
+import io.flashsale.api.cli.RelayCommand;
+import io.flashsale.api.core.WorkflowAudit;
+import io.flashsale.api.fulfillment.FulfillmentConsumer;
+import io.flashsale.api.outbox.OutboxRelay;
 import io.flashsale.api.core.ErrorMappers;
 import io.flashsale.api.core.Orders;
 import io.flashsale.api.core.TemporalRuntime;
@@ -48,7 +52,8 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
 
   /** What run() built, for the demo command and in-process tests. */
   public record Wiring(Database db, Orders orders, Reconciler reconciler, ChannelClient channel, Skus skus,
-      TemporalRuntime temporal, EmbeddedStack stack, int apiPort, int adminPort) {}
+      TemporalRuntime temporal, EmbeddedStack stack, FulfillmentConsumer consumer, OutboxRelay relay,
+      WorkflowAudit workflowAudit, String jdbcUrl, int apiPort, int adminPort) {}
 
   private volatile Wiring wiring;
 
@@ -78,6 +83,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     bootstrap.addCommand(new DemoCommand(this));
     bootstrap.addCommand(new ReconcileCommand());
     bootstrap.addCommand(new ChannelCommand());
+    bootstrap.addCommand(new RelayCommand());
   }
 
   @Override
@@ -130,6 +136,22 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     }
     env.lifecycle().manage(temporal);
 
+    FulfillmentConsumer consumer = null;
+    if (cfg.consumer.enabled) {
+      consumer = new FulfillmentConsumer(new Database(FulfillmentConsumer.jdbcUrl(jdbcUrl), cfg.database.user,
+          cfg.database.password, 4), cfg.consumer.host, cfg.consumer.port);
+      consumer.migrate();
+      env.lifecycle().manage(consumer);
+    }
+    OutboxRelay relay = null;
+    if (cfg.relay.enabled) {
+      String consumerUrl = cfg.relay.consumerUrl == null || cfg.relay.consumerUrl.isBlank()
+          ? "http://" + cfg.consumer.host + ":" + cfg.consumer.port + "/events"
+          : cfg.relay.consumerUrl;
+      relay = new OutboxRelay(db, consumerUrl, cfg.relay.batchSize, cfg.relay.pollMs, "embedded");
+      env.lifecycle().manage(relay);
+    }
+
     Orders orders = new Orders(temporal.client(), cfg.orders.toSettings());
     OrderQueries queries = new OrderQueries(db);
     Principals principals = new Principals(db);
@@ -151,12 +173,14 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
 
     env.admin().addTask(new SkuTask(skus));
     env.admin().addTask(new RevokeTask(principals));
-    env.admin().addTask(new ReconcileTask(reconciler));
+    WorkflowAudit audit = new WorkflowAudit(temporal.service(), temporal.client(), cfg.temporal.namespace);
+    env.admin().addTask(new ReconcileTask(reconciler, audit));
     env.healthChecks().register("postgresql", Checks.postgres(db));
     env.healthChecks().register("temporal", Checks.temporal(temporal.service()));
     env.healthChecks().register("channel", Checks.channel(channel));
 
-    wiring = new Wiring(db, orders, reconciler, channel, skus, temporal, stack, apiPort, adminPort);
+    wiring = new Wiring(db, orders, reconciler, channel, skus, temporal, stack, consumer, relay, audit, jdbcUrl,
+        apiPort, adminPort);
     EmbeddedStack shown = stack;
     env.lifecycle().addServerLifecycleListener(server -> banner(cfg, shown, apiPort, adminPort));
   }
@@ -171,6 +195,8 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
           .append(cfg.temporal.namespace).append(")\n");
       sb.append("channel    ").append(stack.channelUrl()).append('\n');
       sb.append("PostgreSQL ").append(stack.jdbcUrl()).append("  data ").append(stack.dataDir()).append('\n');
+      sb.append("consumer   http://").append(cfg.consumer.host).append(':').append(cfg.consumer.port)
+          .append("/events  (fulfillment; fed by the outbox relay)\n");
     }
     sb.append("\nTry it:\n")
         .append("  TOKEN=$(curl -s -XPOST ").append(api)

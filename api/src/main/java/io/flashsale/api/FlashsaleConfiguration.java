@@ -16,6 +16,8 @@ public class FlashsaleConfiguration extends Configuration {
   @JsonProperty public AuthSettings auth = new AuthSettings();
   @JsonProperty public OrderTimings orders = new OrderTimings();
   @JsonProperty public SeedSettings seed = new SeedSettings();
+  @JsonProperty public RelaySettings relay = new RelaySettings();
+  @JsonProperty public ConsumerSettings consumer = new ConsumerSettings();
   /** Run the Temporal worker (workflows + activities) in this process. */
   @JsonProperty public boolean worker = true;
 
@@ -67,6 +69,21 @@ public class FlashsaleConfiguration extends Configuration {
     public OrderSettings toSettings() {
       return new OrderSettings(reservationTtlMs, unknownFirstQueryMs, unknownQueryCapMs, lateNoticeWindowMs);
     }
+  }
+
+  public static class RelaySettings {
+    @JsonProperty public boolean enabled = true;
+    @JsonProperty public int batchSize = 20;
+    @JsonProperty public long pollMs = 200;
+    /** Where events go; empty = the embedded consumer. */
+    @JsonProperty public String consumerUrl = "";
+  }
+
+  public static class ConsumerSettings {
+    /** Run the fulfillment consumer (own port, own schema and pool) in this process. */
+    @JsonProperty public boolean enabled = true;
+    @JsonProperty public String host = "127.0.0.1";
+    @JsonProperty public int port = 8092;
   }
 
   public static class SeedSettings {

@@ -45,6 +45,7 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
         ConfigOverride.config("server.adminConnectors[0].port", String.valueOf(adminPort)),
         ConfigOverride.config("temporal.embeddedPort", String.valueOf(freePort())),
         ConfigOverride.config("channel.embeddedPort", String.valueOf(freePort())),
+        ConfigOverride.config("consumer.port", String.valueOf(freePort())),
         ConfigOverride.config("seed.enabled", "false")));
     overrides.forEach((k, v) -> all.add(ConfigOverride.config(k, v)));
     support = new DropwizardTestSupport<>(FlashsaleApplication.class, "embedded.yml",

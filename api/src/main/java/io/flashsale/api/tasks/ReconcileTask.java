@@ -12,15 +12,17 @@ import java.util.Map;
 public class ReconcileTask extends Task {
   private static final ObjectMapper JSON = new ObjectMapper();
   private final Reconciler reconciler;
+  private final Reconciler.WorkflowCheck workflows;
 
-  public ReconcileTask(Reconciler reconciler) {
+  public ReconcileTask(Reconciler reconciler, Reconciler.WorkflowCheck workflows) {
     super("reconcile");
     this.reconciler = reconciler;
+    this.workflows = workflows;
   }
 
   @Override
   public void execute(Map<String, List<String>> params, PrintWriter out) throws Exception {
-    Reconciler.Report r = reconciler.run(null);
+    Reconciler.Report r = reconciler.run(workflows);
     if ("json".equals(SkuTask.one(params, "format", "text"))) {
       Map<String, Object> body = new LinkedHashMap<>();
       body.put("classes", r.classes());

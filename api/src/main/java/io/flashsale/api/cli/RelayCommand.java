@@ -1,0 +1,39 @@
+package io.flashsale.api.cli;
+
+import io.dropwizard.core.cli.Command;
+import io.dropwizard.core.setup.Bootstrap;
+import io.flashsale.activities.Database;
+import io.flashsale.api.outbox.OutboxRelay;
+import net.sourceforge.argparse4j.inf.Namespace;
+import net.sourceforge.argparse4j.inf.Subparser;
+
+/** ./flashsale relay: one more outbox relay, alone in its own process, until it is stopped. */
+public class RelayCommand extends Command {
+  public RelayCommand() {
+    super("relay", "run an outbox relay alone (next to a running service's database and consumer)");
+  }
+
+  @Override
+  public void configure(Subparser subparser) {
+    subparser.addArgument("--database-url").required(true).help("JDBC url of the orders database");
+    subparser.addArgument("--user").setDefault("postgres");
+    subparser.addArgument("--password").setDefault("");
+    subparser.addArgument("--consumer-url").setDefault("http://127.0.0.1:8092/events");
+    subparser.addArgument("--batch").type(Integer.class).setDefault(20);
+    subparser.addArgument("--poll-ms").type(Long.class).setDefault(200L);
+    subparser.addArgument("--name").setDefault("cli");
+  }
+
+  @Override
+  public void run(Bootstrap<?> bootstrap, Namespace ns) throws Exception {
+    Database db = new Database(ns.getString("database_url"), ns.getString("user"), ns.getString("password"), 2);
+    OutboxRelay relay = new OutboxRelay(db, ns.getString("consumer_url"), ns.getInt("batch"), ns.getLong("poll_ms"),
+        ns.getString("name"));
+    System.out.println("relay " + ns.getString("name") + " delivering to " + ns.getString("consumer_url"));
+    while (true) {
+      int n = relay.relayOnce();
+      if (n > 0) System.out.println("relayed " + n + " (total " + relay.delivered() + ")");
+      if (n < ns.getInt("batch")) Thread.sleep(ns.getLong("poll_ms"));
+    }
+  }
+}
