@@ -44,14 +44,27 @@ public final class OrderTransitions {
    * from → to if the row still is (from, version). Returns the transition, or null when rejected.
    */
   static Transition apply(Connection c, OrderRow o, OrderStatus to, String cause) throws SQLException {
+    return write(c, o, to, cause, true);
+  }
+
+  /** Negative control C29-16 only ({@link Safeguards#transitionPrecondition} off). */
+  static Transition applyWithoutPrecondition(Connection c, OrderRow o, OrderStatus to, String cause)
+      throws SQLException {
+    return write(c, o, to, cause, false);
+  }
+
+  private static Transition write(Connection c, OrderRow o, OrderStatus to, String cause, boolean precondition)
+      throws SQLException {
     int newVersion;
     try (PreparedStatement ps = c.prepareStatement(
-        "UPDATE orders SET status = ?, version = version + 1, updated_at = now()"
-            + " WHERE order_id = ? AND status = ? AND version = ? RETURNING version")) {
+        "UPDATE orders SET status = ?, version = version + 1, updated_at = now() WHERE order_id = ?"
+            + (precondition ? " AND status = ? AND version = ?" : "") + " RETURNING version")) {
       ps.setString(1, to.name());
       ps.setString(2, o.orderId());
-      ps.setString(3, o.status().name());
-      ps.setInt(4, o.version());
+      if (precondition) {
+        ps.setString(3, o.status().name());
+        ps.setInt(4, o.version());
+      }
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) return null;
         newVersion = rs.getInt(1);

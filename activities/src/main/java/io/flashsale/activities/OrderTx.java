@@ -37,6 +37,13 @@ final class OrderTx {
     made.add(t);
   }
 
+  /** Negative control C29-16: the status write without its precondition. */
+  void moveWithoutPrecondition(OrderStatus to, String cause) throws SQLException {
+    Transition t = OrderTransitions.applyWithoutPrecondition(c, row, to, cause);
+    row = row.with(to, t.version());
+    made.add(t);
+  }
+
   void reservationChanged(String key, int attempt) {
     row = row.withReservation(key, attempt);
   }

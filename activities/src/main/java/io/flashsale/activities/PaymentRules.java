@@ -14,6 +14,10 @@ final class PaymentRules {
   static String onCharged(OrderTx tx, long amount, String cause, Duration ttl) throws SQLException {
     OrderRow o = tx.row();
     if (amount != o.amount()) return "AMOUNT_MISMATCH";
+    if (!Safeguards.transitionPrecondition) {
+      tx.moveWithoutPrecondition(OrderStatus.PAID, cause); // negative control C29-16 only
+      return "PAID";
+    }
     switch (o.status()) {
       case PAID, REFUNDING, REFUNDED -> {
         return "DUPLICATE " + o.status();
@@ -25,7 +29,8 @@ final class PaymentRules {
       default -> { }
     }
     // CREATED / PAYING / UNKNOWN: PAID only if the confirm took effect, in this transaction
-    if (Inventory.confirm(tx.c, o.reservationKey())) {
+    boolean confirmed = Inventory.confirm(tx.c, o.reservationKey());
+    if (confirmed || !Safeguards.confirmMustTakeEffect) { // the switch: negative control C29-17 only
       tx.move(OrderStatus.PAID, cause);
       return "PAID";
     }
@@ -69,6 +74,11 @@ final class PaymentRules {
 
   /** No definite answer: never a failure, never a release (rule 2). */
   static String onNoAnswer(OrderTx tx, String cause) throws SQLException {
+    if (tx.status() == OrderStatus.PAYING && !Safeguards.timeoutIsUnknown) { // negative control C29-14 only
+      Inventory.release(tx.c, tx.row().reservationKey());
+      tx.move(OrderStatus.FAILED, cause);
+      return "FAILED";
+    }
     if (tx.status() == OrderStatus.PAYING) {
       tx.move(OrderStatus.UNKNOWN, cause);
       return "UNKNOWN";

@@ -1,0 +1,38 @@
+package io.flashsale.evidence;
+
+import io.flashsale.activities.Safeguards;
+import io.flashsale.api.cli.HttpJson;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * C29-15 (negative control): with "close before failing on NOT_FOUND" switched off, the order
+ * fails on NOT_FOUND while its charge request is still in transit; the request lands and
+ * charges. Reconciliation catches CHARGED_BUT_FAILED.
+ */
+class C2915NotFoundWithoutCloseTest {
+  @RegisterExtension static final Stack stack = new Stack();
+  @RegisterExtension static final NegativeControl restore = new NegativeControl();
+  @RegisterExtension static final Evidence ev = new Evidence("C29-15", "negative control: NOT_FOUND failed without close");
+
+  @Test
+  void notFoundWithoutCloseIsCaught() throws Exception {
+    stack.sku("sku-c2915", 5, 3);
+    HttpJson a = stack.api.login("t1", "user-1501");
+    String id = Buyers.create(a, "c2915", "sku-c2915", 1).text("order_id");
+    Buyers.fault(stack.channel, id, Map.of("hold_request_ms", 1500, "hold_callbacks", true));
+    Safeguards.closeBeforeFail = false;
+    ev.equal("UNKNOWN", Buyers.pay(a, id).text("status"), "pay answers UNKNOWN");
+    stack.awaitStatus(id, "FAILED", 10_000);
+    ev.note("timeline " + id + ": " + stack.sql.timeline(id));
+    Thread.sleep(1_600); // the held request lands: nothing refuses it
+    Safeguards.restore();
+    ev.equal("CHARGED", stack.channel.get("/charges/" + id).text("status"), "the late request charged at the channel");
+
+    String report = stack.reconcile();
+    ev.note("report:\n" + report.trim());
+    ev.check(report.contains("mismatch " + id + " FAILED CHARGED_BUT_FAILED charged=1990"), "caught: CHARGED_BUT_FAILED");
+    ev.check(report.contains("GLOBAL channel_net=1990 != paid_sum=0"), "caught: channel_net 1990 != paid_sum 0");
+  }
+}

@@ -1,0 +1,54 @@
+package io.flashsale.evidence;
+
+import io.flashsale.activities.Safeguards;
+import io.flashsale.api.cli.HttpJson;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * C29-17 (negative control): with "PAID only if the confirm took effect" switched off, ten
+ * orders whose units expired and were sold to ten new buyers still become PAID when their
+ * success notices arrive: 20 PAID for 10 units. Reconciliation finds confirmed=10 != paid=20.
+ */
+class C2917ConfirmIgnoredTest {
+  @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQueryMs", 300_000);
+  @RegisterExtension static final NegativeControl restore = new NegativeControl();
+  @RegisterExtension static final Evidence ev = new Evidence("C29-17", "negative control: confirm result ignored");
+
+  private static final String SKU = "sku-c2917";
+
+  @Test
+  void ignoredConfirmIsCaught() throws Exception {
+    stack.sku(SKU, 10, 3);
+    List<String> originals = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      HttpJson buyer = stack.api.login("t1", String.format("user-17%02d", i));
+      String id = Buyers.create(buyer, "c2917-" + i, SKU, 1).text("order_id");
+      Buyers.fault(stack.channel, id, Map.of("reply_delay_ms", 1200, "hold_callbacks", true));
+      Buyers.pay(buyer, id);
+      originals.add(id);
+    }
+    stack.skip(Duration.ofSeconds(61));
+    stack.awaitTrue(() -> stack.sql.remaining(SKU) == 10, 15_000, "expired units not released");
+    for (int i = 0; i < 10; i++) {
+      HttpJson buyer = stack.api.login("t1", String.format("user-17n%02d", i));
+      String id = Buyers.create(buyer, "c2917-new-" + i, SKU, 1).text("order_id");
+      ev.equal("PAID", Buyers.pay(buyer, id).text("status"), "new buyer " + i + " PAID");
+    }
+    Safeguards.confirmMustTakeEffect = false;
+    for (String id : originals) stack.channel.post("/_callbacks/release", Map.of("merchant_order", id, "order", "fifo"));
+    stack.awaitTrue(() -> stack.sql.count("SELECT count(*) FROM orders WHERE sku = ? AND status = 'PAID'", SKU) == 20,
+        20_000, "originals not all PAID");
+    Safeguards.restore();
+
+    String report = stack.reconcile();
+    ev.note("report:\n" + report.trim());
+    ev.check(report.contains("GLOBAL confirmed=10 != paid=20"), "caught: oversell, confirmed=10 != paid=20");
+    ev.equal(10L, NegativeControl.linesWith(report, "PAID_WITHOUT_CONFIRMED_RESERVATION"),
+        "caught: 10 PAID orders without a confirmed reservation");
+  }
+}
