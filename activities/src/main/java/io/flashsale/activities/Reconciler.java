@@ -86,6 +86,7 @@ public final class Reconciler {
     List<String> mismatches = new ArrayList<>();
     List<String> notes = new ArrayList<>();
     int pending = 0;
+    int paidWithoutEvent = 0;
     int paid = 0;
     long paidSum = 0;
     for (OrderLine o : orders) {
@@ -101,7 +102,10 @@ public final class Reconciler {
           else if (l.charged != o.amount()) flags.add("PAID_CHARGE_MISMATCH");
           if (l.refunded > 0) flags.add("PAID_BUT_REFUNDED");
           if (!"CONFIRMED".equals(res)) flags.add("PAID_WITHOUT_CONFIRMED_RESERVATION");
-          if (!o.hasPaidEvent()) flags.add("PAID_WITHOUT_EVENT");
+          if (!o.hasPaidEvent()) {
+            flags.add("PAID_WITHOUT_EVENT");
+            paidWithoutEvent++;
+          }
         }
         case "REFUNDED" -> {
           if (l.charged != o.amount() || l.refunded != o.amount()) flags.add("REFUNDED_LEDGER_MISMATCH");
@@ -138,6 +142,9 @@ public final class Reconciler {
     if (confirmed != paid) mismatches.add("GLOBAL confirmed=" + confirmed + " != paid=" + paid);
     if (pending == 0 && channelNet != paidSum) {
       mismatches.add("GLOBAL channel_net=" + channelNet + " != paid_sum=" + paidSum);
+    }
+    if (paidWithoutEvent > 0) {
+      mismatches.add("GLOBAL PAID orders without ORDER_PAID outbox event: " + paidWithoutEvent);
     }
     long drift = snap.drift();
     if (drift != 0) mismatches.add("GLOBAL conservation drift=" + drift);
