@@ -18,6 +18,13 @@ public class DemoCommand extends ServerCommand<FlashsaleConfiguration> {
   }
 
   @Override
+  public void configure(net.sourceforge.argparse4j.inf.Subparser subparser) {
+    super.configure(subparser);
+    subparser.addArgument("--keep").action(net.sourceforge.argparse4j.impl.Arguments.storeTrue())
+        .help("keep the stack running after the demo (e.g. for ./flashsale reconcile)");
+  }
+
+  @Override
   protected void run(Environment env, Namespace ns, FlashsaleConfiguration cfg) throws Exception {
     AtomicReference<Server> server = new AtomicReference<>();
     env.lifecycle().addServerLifecycleListener(server::set);
@@ -31,9 +38,12 @@ public class DemoCommand extends ServerCommand<FlashsaleConfiguration> {
     } catch (Exception e) {
       e.printStackTrace();
       code = 2;
-    } finally {
-      if (server.get() != null) server.get().stop();
     }
+    if (Boolean.TRUE.equals(ns.getBoolean("keep"))) {
+      System.out.println("\nthe stack keeps running (Ctrl-C to stop); try: ./flashsale reconcile");
+      return;
+    }
+    if (server.get() != null) server.get().stop();
     System.exit(code);
   }
 }
