@@ -65,9 +65,12 @@ public class FlashsaleConfiguration extends Configuration {
     @JsonProperty public long unknownFirstQueryMs = 1_000;
     @JsonProperty public long unknownQueryCapMs = 60_000;
     @JsonProperty public long lateNoticeWindowMs = 600_000;
+    /** A long-lived order (e.g. a callback storm) continues as new past this many history events. */
+    @JsonProperty public int continueAsNewAfterEvents = 4_000;
 
     public OrderSettings toSettings() {
-      return new OrderSettings(reservationTtlMs, unknownFirstQueryMs, unknownQueryCapMs, lateNoticeWindowMs);
+      return new OrderSettings(reservationTtlMs, unknownFirstQueryMs, unknownQueryCapMs, lateNoticeWindowMs,
+          continueAsNewAfterEvents);
     }
   }
 

@@ -10,10 +10,11 @@ public record OrderSettings(
     long reservationTtlMillis,
     long unknownFirstQueryMillis,
     long unknownQueryCapMillis,
-    long lateNoticeWindowMillis) {
+    long lateNoticeWindowMillis,
+    int continueAsNewAfterEvents) {
 
   public static OrderSettings defaults() {
-    return new OrderSettings(60_000, 1_000, 60_000, 600_000);
+    return new OrderSettings(60_000, 1_000, 60_000, 600_000, 4_000);
   }
 
   public Duration reservationTtl() {

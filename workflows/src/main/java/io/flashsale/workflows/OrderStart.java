@@ -2,6 +2,14 @@ package io.flashsale.workflows;
 
 /**
  * Start arguments. A fresh order starts with orderId null and is created by the create update;
- * a run started by signal-with-start for a known order carries its id and loads it.
+ * a run started by signal-with-start for a known order carries its id and loads it. A run that
+ * continues as new also carries when its reservation expires (-1: already expired), so the TTL
+ * is not restarted.
  */
-public record OrderStart(String tenant, String subject, String requestKey, String orderId, OrderSettings settings) {}
+public record OrderStart(String tenant, String subject, String requestKey, String orderId, OrderSettings settings,
+    Long reservationExpiresAt) {
+
+  public OrderStart(String tenant, String subject, String requestKey, String orderId, OrderSettings settings) {
+    this(tenant, subject, requestKey, orderId, settings, null);
+  }
+}

@@ -95,8 +95,9 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       return; // SOLD_OUT / USER_LIMIT / KEY_REUSED: no order row, nothing to run
     }
 
-    long expiryAt = Workflow.currentTimeMillis() + settings.reservationTtlMillis();
-    boolean reservationExpired = false;
+    Long carried = start.reservationExpiresAt();
+    long expiryAt = carried == null ? Workflow.currentTimeMillis() + settings.reservationTtlMillis() : carried;
+    boolean reservationExpired = carried != null && carried < 0;
     long queryAt = 0;
     long backoff = settings.unknownFirstQueryMillis();
 
@@ -104,6 +105,11 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       if (!notices.isEmpty()) {
         applyNotice(notices.poll());
         continue;
+      }
+      if (historyTooLong() && Workflow.isEveryHandlerFinished()) {
+        // idle point: nothing queued, no update running; the new run reloads the order
+        Workflow.continueAsNew(new OrderStart(start.tenant(), start.subject(), start.requestKey(), order.orderId(),
+            settings, reservationExpired ? -1L : expiryAt));
       }
       OrderStatus status = order.status();
       if (status == OrderStatus.REFUNDING) {
@@ -232,6 +238,12 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   @Override
   public OrderState status() {
     return new OrderState(order, List.copyOf(timeline), lastEffect);
+  }
+
+  private boolean historyTooLong() {
+    OrderSettings settings = start.settings() == null ? OrderSettings.defaults() : start.settings();
+    int limit = settings.continueAsNewAfterEvents() > 0 ? settings.continueAsNewAfterEvents() : 4_000;
+    return Workflow.getInfo().isContinueAsNewSuggested() || Workflow.getInfo().getHistoryLength() > limit;
   }
 
   /** A run started by signal-with-start loads its order first; commands wait for that. */
