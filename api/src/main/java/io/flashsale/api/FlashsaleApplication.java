@@ -26,6 +26,7 @@ import io.flashsale.api.cli.ChannelCommand;
 import io.flashsale.api.cli.DemoCommand;
 import io.flashsale.api.cli.ReconcileCommand;
 import io.flashsale.api.cli.RelayCommand;
+import io.flashsale.api.cli.WorkerCommand;
 import io.flashsale.api.core.WorkflowAudit;
 import io.flashsale.api.fulfillment.FulfillmentConsumer;
 import io.flashsale.api.outbox.OutboxRelay;
@@ -84,6 +85,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     bootstrap.addCommand(new ReconcileCommand());
     bootstrap.addCommand(new ChannelCommand());
     bootstrap.addCommand(new RelayCommand());
+    bootstrap.addCommand(new WorkerCommand());
   }
 
   @Override
@@ -128,11 +130,11 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
         : cfg.channel.notifyUrl;
     ChannelClient channel = new ChannelClient(channelUrl, notifyUrl, Duration.ofMillis(cfg.channel.timeoutMs));
 
-    TemporalRuntime temporal = new TemporalRuntime(temporalTarget, cfg.temporal.namespace);
+    TemporalRuntime temporal = new TemporalRuntime(temporalTarget, cfg.temporal.namespace, cfg.temporal.workflowCacheSize);
     if (cfg.embedded) temporal.registerSearchAttributes(cfg.temporal.namespace);
     if (cfg.worker) {
       temporal.registerWorker(new OrderActivitiesImpl(db, Duration.ofMillis(cfg.orders.reservationTtlMs)),
-          new ChannelActivitiesImpl(channel));
+          new ChannelActivitiesImpl(channel), cfg.workerWorkflows, cfg.workerActivities);
     }
     env.lifecycle().manage(temporal);
 

@@ -18,8 +18,12 @@ public class FlashsaleConfiguration extends Configuration {
   @JsonProperty public SeedSettings seed = new SeedSettings();
   @JsonProperty public RelaySettings relay = new RelaySettings();
   @JsonProperty public ConsumerSettings consumer = new ConsumerSettings();
-  /** Run the Temporal worker (workflows + activities) in this process. */
+  /** Run a Temporal worker in this process ... */
   @JsonProperty public boolean worker = true;
+  /** ... hosting the order workflows ... */
+  @JsonProperty public boolean workerWorkflows = true;
+  /** ... and the activities (database and channel calls). */
+  @JsonProperty public boolean workerActivities = true;
 
   public static class DatabaseSettings {
     /** External PostgreSQL; ignored when embedded. */
@@ -37,6 +41,11 @@ public class FlashsaleConfiguration extends Configuration {
     @JsonProperty public String namespace = "default";
     /** Port of the embedded Temporal service (temporal-testing); it binds every interface. */
     @JsonProperty public int embeddedPort = 7233;
+    /**
+     * Workflows a worker keeps cached (sticky execution); 0 turns caching and the sticky queue off.
+     * Null: the SDK default.
+     */
+    @JsonProperty public Integer workflowCacheSize;
   }
 
   public static class ChannelSettings {

@@ -29,6 +29,7 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
   public HttpJson channel;
   public Sql sql;
   public FlashsaleApplication.Wiring wiring;
+  public int temporalPort;
 
   /** A config override, e.g. orders.reservationTtlMs. */
   public Stack with(String key, Object value) {
@@ -40,10 +41,11 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
   public void beforeAll(ExtensionContext context) throws Exception {
     int apiPort = freePort();
     int adminPort = freePort();
+    temporalPort = freePort();
     List<ConfigOverride> all = new ArrayList<>(List.of(
         ConfigOverride.config("server.applicationConnectors[0].port", String.valueOf(apiPort)),
         ConfigOverride.config("server.adminConnectors[0].port", String.valueOf(adminPort)),
-        ConfigOverride.config("temporal.embeddedPort", String.valueOf(freePort())),
+        ConfigOverride.config("temporal.embeddedPort", String.valueOf(temporalPort)),
         ConfigOverride.config("channel.embeddedPort", String.valueOf(freePort())),
         ConfigOverride.config("consumer.port", String.valueOf(freePort())),
         ConfigOverride.config("seed.enabled", "false")));
@@ -65,6 +67,29 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
 
   public Database db() {
     return wiring.db();
+  }
+
+  /** System properties for a child worker JVM that joins this stack (split mode). */
+  public Map<String, String> workerProperties(long channelTimeoutMs) {
+    Map<String, String> p = new LinkedHashMap<>();
+    p.put("dw.embedded", "false");
+    p.put("dw.database.url", wiring.jdbcUrl());
+    p.put("dw.temporal.target", "127.0.0.1:" + temporalPort);
+    p.put("dw.channel.baseUrl", wiring.channel().baseUrl());
+    p.put("dw.channel.notifyUrl", "http://127.0.0.1:" + wiring.apiPort() + "/callbacks/payment");
+    p.put("dw.channel.timeoutMs", String.valueOf(channelTimeoutMs));
+    p.put("dw.logging.level", "INFO");
+    // the killed process hosts the activities (it makes the charge, it holds the transaction); the
+    // workflows stay on the test JVM's worker: the test server never moves a workflow task off a
+    // dead worker's sticky queue (a real cluster does, after a timeout)
+    p.put("dw.workerWorkflows", "false");
+    return p;
+  }
+
+  /** Waits until some PostgreSQL session is blocked on a lock running a statement that starts so. */
+  public void awaitBlockedOnLock(String statementPrefix, long timeoutMs) throws InterruptedException {
+    awaitTrue(() -> sql.count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+        + " AND query LIKE ?", statementPrefix + "%") > 0, timeoutMs, "no session blocked in " + statementPrefix);
   }
 
   /** Create or reset a SKU through the admin task, as an operator would. */
@@ -104,7 +129,9 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
     io.temporal.serviceclient.TestServiceStubs test = io.temporal.serviceclient.TestServiceStubs.newServiceStubs(
         io.temporal.serviceclient.TestServiceStubsOptions.newBuilder()
             .setChannel(wiring.temporal().service().getRawChannel())
+            .setRpcTimeout(java.time.Duration.ofSeconds(120))
             .validateAndBuildWithDefaults());
+    // an activity in flight holds the clock, so this can take real time (e.g. a dead worker's timeout)
     test.blockingStub().unlockTimeSkippingWithSleep(io.temporal.api.testservice.v1.SleepRequest.newBuilder()
         .setDuration(com.google.protobuf.Duration.newBuilder().setSeconds(d.getSeconds()).setNanos(d.getNano()))
         .build());

@@ -15,6 +15,7 @@ import io.temporal.serviceclient.WorkflowServiceStubs;
 import io.temporal.serviceclient.WorkflowServiceStubsOptions;
 import io.temporal.worker.Worker;
 import io.temporal.worker.WorkerFactory;
+import io.temporal.worker.WorkerFactoryOptions;
 import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,10 +28,12 @@ public final class TemporalRuntime implements Managed {
   private final WorkflowClient client;
   private final WorkerFactory workers;
 
-  public TemporalRuntime(String target, String namespace) {
+  public TemporalRuntime(String target, String namespace, Integer workflowCacheSize) {
     this.service = WorkflowServiceStubs.newServiceStubs(WorkflowServiceStubsOptions.newBuilder().setTarget(target).build());
     this.client = WorkflowClient.newInstance(service, WorkflowClientOptions.newBuilder().setNamespace(namespace).build());
-    this.workers = WorkerFactory.newInstance(client);
+    WorkerFactoryOptions.Builder options = WorkerFactoryOptions.newBuilder();
+    if (workflowCacheSize != null) options.setWorkflowCacheSize(workflowCacheSize);
+    this.workers = WorkerFactory.newInstance(client, options.build());
   }
 
   public WorkflowClient client() {
@@ -41,10 +44,11 @@ public final class TemporalRuntime implements Managed {
     return service;
   }
 
-  public void registerWorker(OrderActivities orders, ChannelActivities channel) {
+  /** A worker on the orders task queue hosting the workflows, the activities, or both. */
+  public void registerWorker(OrderActivities orders, ChannelActivities channel, boolean workflows, boolean activities) {
     Worker worker = workers.newWorker(WorkflowIds.TASK_QUEUE);
-    worker.registerWorkflowImplementationTypes(OrderWorkflowImpl.class);
-    worker.registerActivitiesImplementations(orders, channel);
+    if (workflows) worker.registerWorkflowImplementationTypes(OrderWorkflowImpl.class);
+    if (activities) worker.registerActivitiesImplementations(orders, channel);
   }
 
   /**

@@ -68,17 +68,20 @@ public final class OutboxRelay implements Managed {
           }
         }
       }
-      int marked = 0;
+      List<Long> acked = new ArrayList<>();
       for (OutboxEvent e : batch) {
-        if (!deliver(e)) break; // keep order per batch; the rest stay claimed-then-unlocked for the next round
-        try (PreparedStatement ps = c.prepareStatement("UPDATE outbox SET published_at = now() WHERE event_id = ?")) {
-          ps.setLong(1, e.eventId());
+        if (!deliver(e)) break; // in order; the rest are unlocked at commit and claimed next round
+        acked.add(e.eventId());
+      }
+      if (!acked.isEmpty()) {
+        try (PreparedStatement ps = c.prepareStatement(
+            "UPDATE outbox SET published_at = now() WHERE event_id = ANY (?)")) {
+          ps.setArray(1, c.createArrayOf("bigint", acked.toArray()));
           ps.executeUpdate();
         }
-        marked++;
       }
-      delivered.addAndGet(marked);
-      return marked;
+      delivered.addAndGet(acked.size());
+      return acked.size();
     });
   }
 

@@ -1,0 +1,44 @@
+package io.flashsale.api.cli;
+
+import io.dropwizard.core.cli.ConfiguredCommand;
+import io.dropwizard.core.setup.Bootstrap;
+import io.flashsale.activities.ChannelActivitiesImpl;
+import io.flashsale.activities.ChannelClient;
+import io.flashsale.activities.Database;
+import io.flashsale.activities.OrderActivitiesImpl;
+import io.flashsale.api.FlashsaleConfiguration;
+import io.flashsale.api.core.TemporalRuntime;
+import java.time.Duration;
+import net.sourceforge.argparse4j.inf.Namespace;
+
+/**
+ * ./flashsale worker config.yml: workflows + activities only, against an external PostgreSQL,
+ * Temporal frontend and channel (the split production mode; run more of them to scale out).
+ */
+public class WorkerCommand extends ConfiguredCommand<FlashsaleConfiguration> {
+  public WorkerCommand() {
+    super("worker", "run a Temporal worker for orders (no API) against the configured database, Temporal, channel");
+  }
+
+  @Override
+  protected void run(Bootstrap<FlashsaleConfiguration> bootstrap, Namespace ns, FlashsaleConfiguration cfg)
+      throws Exception {
+    if (cfg.database.url == null || cfg.channel.baseUrl == null || cfg.channel.notifyUrl.isBlank()) {
+      throw new IllegalArgumentException("a worker needs database.url, channel.baseUrl and channel.notifyUrl");
+    }
+    Database db = new Database(cfg.database.url, cfg.database.user, cfg.database.password, cfg.database.maxPoolSize);
+    ChannelClient channel = new ChannelClient(cfg.channel.baseUrl, cfg.channel.notifyUrl,
+        Duration.ofMillis(cfg.channel.timeoutMs));
+    TemporalRuntime temporal = new TemporalRuntime(cfg.temporal.target, cfg.temporal.namespace, cfg.temporal.workflowCacheSize);
+    temporal.registerWorker(new OrderActivitiesImpl(db, Duration.ofMillis(cfg.orders.reservationTtlMs)),
+        new ChannelActivitiesImpl(channel), cfg.workerWorkflows, cfg.workerActivities);
+    temporal.start();
+    System.out.println("worker polling " + cfg.temporal.target + " (workflows=" + cfg.workerWorkflows + ", activities="
+        + cfg.workerActivities + ", pid " + ProcessHandle.current().pid() + ")");
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      temporal.stop();
+      db.close();
+    }));
+    Thread.currentThread().join();
+  }
+}

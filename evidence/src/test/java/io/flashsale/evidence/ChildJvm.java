@@ -1,0 +1,71 @@
+package io.flashsale.evidence;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A flashsale command in its own JVM (worker, relay), so an experiment can SIGKILL it for real.
+ * Output goes to target/children/&lt;name&gt;.log.
+ */
+final class ChildJvm implements AutoCloseable {
+  private final Process process;
+  private final Path log;
+
+  private ChildJvm(Process process, Path log) {
+    this.process = process;
+    this.log = log;
+  }
+
+  static ChildJvm start(String name, Map<String, String> systemProperties, String... args) throws IOException {
+    String java = ProcessHandle.current().info().command().orElse("java");
+    List<String> cmd = new ArrayList<>(List.of(java, "-Xmx256m", "-cp", System.getProperty("java.class.path")));
+    systemProperties.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
+    cmd.add("io.flashsale.api.FlashsaleApplication");
+    cmd.addAll(List.of(args));
+    Path dir = Path.of("target", "children");
+    Files.createDirectories(dir);
+    Path log = dir.resolve(name + ".log");
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    return new ChildJvm(p, log);
+  }
+
+  long pid() {
+    return process.pid();
+  }
+
+  boolean logContains(String text) {
+    try {
+      return Files.exists(log) && Files.readString(log).contains(text);
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  void awaitLog(String text, long timeoutMs) throws InterruptedException {
+    long deadline = System.currentTimeMillis() + timeoutMs;
+    while (System.currentTimeMillis() < deadline) {
+      if (logContains(text)) return;
+      if (!process.isAlive()) throw new AssertionError("child exited (" + process.exitValue() + "), see " + log);
+      Thread.sleep(100);
+    }
+    throw new AssertionError("child never printed '" + text + "', see " + log);
+  }
+
+  /** SIGKILL (kill -9); returns the exit status the shell would show (137). */
+  int killHard() throws InterruptedException {
+    process.destroyForcibly();
+    return process.waitFor();
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    if (process.isAlive()) {
+      process.destroy();
+      if (!process.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) process.destroyForcibly().waitFor();
+    }
+  }
+}
