@@ -82,6 +82,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
       return in;
     });
     bootstrap.addCommand(new DemoCommand(this));
+    bootstrap.addCommand(new io.flashsale.api.cli.BenchCommand(this));
     bootstrap.addCommand(new ReconcileCommand());
     bootstrap.addCommand(new ChannelCommand());
     bootstrap.addCommand(new RelayCommand());

@@ -20,11 +20,16 @@ public final class HttpJson {
     }
   }
 
-  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final HttpClient http;
   private final String base;
   private final String token;
 
   public HttpJson(String base, String token) {
+    this(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build(), base, token);
+  }
+
+  private HttpJson(HttpClient http, String base, String token) {
+    this.http = http;
     this.base = base;
     this.token = token;
   }
@@ -33,8 +38,9 @@ public final class HttpJson {
     return token;
   }
 
+  /** The same client (one connection pool) acting with another token. */
   public HttpJson as(String token) {
-    return new HttpJson(base, token);
+    return new HttpJson(http, base, token);
   }
 
   public Reply get(String path) {
