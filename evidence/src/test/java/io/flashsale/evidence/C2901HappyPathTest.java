@@ -74,10 +74,7 @@ class C2901HappyPathTest {
     ev.note("timeline " + declined + ": " + stack.sql.timeline(declined));
 
     stack.awaitNoticesApplied(3, 15_000);
-    String summary = stack.reconcileSummary();
-    ev.note(summary);
-    ev.check(summary.contains(" mismatches=0 ") && summary.contains(" pending=0 ") && summary.endsWith("drift=0"),
-        "reconcile clean");
+    String summary = stack.checkReconcileClean(ev, "reconcile clean");
 
     stack.recordHistory(orderId, "c2901-paid");
     stack.recordHistory(declined, "c2901-declined");

@@ -77,9 +77,6 @@ class C2903PayVersusCancelTest {
     }
     ev.equal(10 - paid, stack.sql.remaining(SKU), "cancelled units are back on sale");
     stack.awaitNoticesApplied(paid, 15_000);
-    String summary = stack.reconcileSummary();
-    ev.note(summary);
-    ev.check(summary.contains(" mismatches=0 ") && summary.contains(" pending=0 ") && summary.endsWith("drift=0"),
-        "reconcile clean");
+    String summary = stack.checkReconcileClean(ev, "reconcile clean");
   }
 }

@@ -46,9 +46,6 @@ class C2904ReplyLostTest {
         "the held callback arrives as DUPLICATE PAID");
     ev.equal(1, Buyers.chargeRequests(stack.channel, orderId), "one charge request");
     stack.recordHistory(orderId, "c2904-unknown-query-paid");
-    String after = stack.reconcileSummary();
-    ev.note("after: " + after);
-    ev.check(after.contains(" mismatches=0 ") && after.contains(" pending=0 ") && after.endsWith("drift=0"),
-        "reconcile clean after convergence");
+    stack.checkReconcileClean(ev, "reconcile clean after convergence");
   }
 }

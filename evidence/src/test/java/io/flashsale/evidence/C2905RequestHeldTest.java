@@ -38,10 +38,7 @@ class C2905RequestHeldTest {
         "notify_url", "http://127.0.0.1:1/none"));
     ev.check(again.status() == 409 && "CLOSED".equals(again.text("result")), "a new charge of the order → 409 CLOSED");
     stack.recordHistory(orderId, "c2905-not-found-close-failed");
-    String summary = stack.reconcileSummary();
-    ev.note(summary);
-    ev.check(summary.contains(" mismatches=0 ") && summary.contains(" pending=0 ") && summary.endsWith("drift=0"),
-        "reconcile clean");
+    String summary = stack.checkReconcileClean(ev, "reconcile clean");
   }
 
   private static long countLedgerRows(String orderId) {

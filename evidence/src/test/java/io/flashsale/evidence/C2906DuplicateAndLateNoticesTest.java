@@ -100,9 +100,6 @@ class C2906DuplicateAndLateNoticesTest {
     stack.recordHistory(a, "c2906-sixteen-callbacks");
     stack.recordHistory(b, "c2906-expired-refunded-late-notices");
     stack.awaitNothingPending(10_000);
-    String summary = stack.reconcileSummary();
-    ev.note(summary);
-    ev.check(summary.contains(" mismatches=0 ") && summary.contains(" pending=0 ") && summary.endsWith("drift=0"),
-        "reconcile clean");
+    String summary = stack.checkReconcileClean(ev, "reconcile clean");
   }
 }

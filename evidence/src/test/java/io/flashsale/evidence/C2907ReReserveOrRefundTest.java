@@ -89,10 +89,7 @@ class C2907ReReserveOrRefundTest {
     stack.recordHistory(a, "c2907-paid-reheld");
     stack.recordHistory(b, "c2907-second-run-after-completion");
     stack.awaitNothingPending(10_000);
-    String summary = stack.reconcileSummary();
-    ev.note(summary);
-    ev.check(summary.contains(" mismatches=0 ") && summary.contains(" pending=0 ") && summary.endsWith("drift=0"),
-        "reconcile clean");
+    String summary = stack.checkReconcileClean(ev, "reconcile clean");
   }
 
   private static String status(String orderId) {

@@ -49,9 +49,7 @@ class C2910WorkerKilledAfterChargeTest {
         stack.awaitNoticesApplied(1, 15_000);
         ev.equal("DUPLICATE PAID", stack.sql.text("SELECT effect FROM payment_notification WHERE merchant_order = ?", id),
             "the callback sent before the crash arrives as a duplicate");
-        String summary = stack.reconcileSummary();
-        ev.note(summary);
-        ev.check(summary.contains(" mismatches=0 ") && summary.contains(" pending=0 "), "reconcile clean");
+        String summary = stack.checkReconcileClean(ev, "reconcile clean");
       }
     }
   }

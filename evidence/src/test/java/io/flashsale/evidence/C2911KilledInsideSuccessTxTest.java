@@ -59,9 +59,7 @@ class C2911KilledInsideSuccessTxTest {
       ev.equal(1L, stack.sql.count("SELECT count(*) FROM outbox WHERE order_id = ?", id), "redone once: one event");
       ev.equal("PAID", stack.sql.text("SELECT effect FROM payment_notification WHERE merchant_order = ?", id),
           "the notice's effect recorded once: PAID");
-      String summary = stack.reconcileSummary();
-      ev.note(summary);
-      ev.check(summary.contains(" mismatches=0 ") && summary.contains(" pending=0 "), "reconcile clean");
+      String summary = stack.checkReconcileClean(ev, "reconcile clean");
     }
   }
 }

@@ -143,10 +143,7 @@ class C2913SeededFaultMixTest {
     for (String id : orders) ev.check(stack.refundRows(id) <= 1, id + " at most one refund");
     ev.equal(0L, stack.sql.count("SELECT count(*) FROM (SELECT order_id FROM outbox GROUP BY order_id, event_type"
         + " HAVING count(*) > 1) d"), "no order has a terminal event twice");
-    String summary = stack.reconcileSummary();
-    ev.note(summary);
-    ev.check(summary.contains(" mismatches=0 ") && summary.contains(" pending=0 ") && summary.endsWith("drift=0"),
-        "reconcile: mismatches=0 pending=0 drift=0");
+    String summary = stack.checkReconcileClean(ev, "reconcile: mismatches=0 pending=0 drift=0");
     ev.check(summary.contains("channel_net=" + 1990L * paid + " paid_sum=" + 1990L * paid), "channel_net = paid_sum");
     ev.check(summary.contains("confirmed=" + paid + " paid=" + paid), "confirmed = paid");
   }

@@ -40,8 +40,6 @@ class C2914TimeoutAsFailureTest {
     stack.channel.post("/_callbacks/release", Map.of("merchant_order", first, "order", "fifo"));
     stack.awaitStatus(first, "REFUNDED", 20_000);
     ev.note("compensation " + first + ": " + stack.sql.timeline(first));
-    String after = stack.reconcileSummary();
-    ev.note(after);
-    ev.check(after.contains(" mismatches=0 ") && after.contains(" pending=0 "), "after the refund: reconcile clean");
+    String after = stack.checkReconcileClean(ev, "after the refund: reconcile clean");
   }
 }

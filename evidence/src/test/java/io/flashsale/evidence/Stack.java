@@ -109,6 +109,14 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
     return lines[lines.length - 1];
   }
 
+  /** Notes the reconcile summary and checks it is clean: no mismatch, nothing pending, no drift. */
+  public String checkReconcileClean(Evidence ev, String what) {
+    String summary = reconcileSummary();
+    ev.note(summary);
+    ev.check(summary.contains(" mismatches=0 ") && summary.contains(" pending=0 ") && summary.endsWith("drift=0"), what);
+    return summary;
+  }
+
   /** Waits until every recorded callback has its effect (the workflow applied it). */
   public void awaitNoticesApplied(int expectedAtLeast, long timeoutMs) throws InterruptedException {
     long deadline = System.currentTimeMillis() + timeoutMs;

@@ -1,15 +1,17 @@
 package io.flashsale.workflows;
 
+import java.util.List;
+
 /**
  * Start arguments. A fresh order starts with orderId null and is created by the create update;
  * a run started by signal-with-start for a known order carries its id and loads it. A run that
  * continues as new also carries when its reservation expires (-1: already expired), so the TTL
- * is not restarted.
+ * is not restarted, and the notices it had not applied yet.
  */
 public record OrderStart(String tenant, String subject, String requestKey, String orderId, OrderSettings settings,
-    Long reservationExpiresAt) {
+    Long reservationExpiresAt, List<Notice> pendingNotices) {
 
   public OrderStart(String tenant, String subject, String requestKey, String orderId, OrderSettings settings) {
-    this(tenant, subject, requestKey, orderId, settings, null);
+    this(tenant, subject, requestKey, orderId, settings, null, null);
   }
 }

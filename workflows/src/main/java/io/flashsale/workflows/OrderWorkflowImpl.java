@@ -81,6 +81,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   @Override
   public void run(OrderStart start) {
     this.start = start;
+    if (start.pendingNotices() != null) notices.addAll(start.pendingNotices());
     OrderSettings settings = start.settings() == null ? OrderSettings.defaults() : start.settings();
     if (start.orderId() != null) {
       lock.lock();
@@ -102,14 +103,14 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     long backoff = settings.unknownFirstQueryMillis();
 
     while (true) {
+      if (historyTooLong() && Workflow.isEveryHandlerFinished()) {
+        // no update running: the new run reloads the order and takes over the queued notices
+        Workflow.continueAsNew(new OrderStart(start.tenant(), start.subject(), start.requestKey(), order.orderId(),
+            settings, reservationExpired ? -1L : expiryAt, List.copyOf(notices)));
+      }
       if (!notices.isEmpty()) {
         applyNotice(notices.poll());
         continue;
-      }
-      if (historyTooLong() && Workflow.isEveryHandlerFinished()) {
-        // idle point: nothing queued, no update running; the new run reloads the order
-        Workflow.continueAsNew(new OrderStart(start.tenant(), start.subject(), start.requestKey(), order.orderId(),
-            settings, reservationExpired ? -1L : expiryAt));
       }
       OrderStatus status = order.status();
       if (status == OrderStatus.REFUNDING) {

@@ -1,25 +1,19 @@
 package io.flashsale.api.cli;
 
-import io.dropwizard.core.cli.ServerCommand;
-import io.dropwizard.core.setup.Environment;
 import io.flashsale.api.FlashsaleApplication;
 import io.flashsale.api.FlashsaleConfiguration;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
-import java.util.concurrent.atomic.AtomicReference;
 import net.sourceforge.argparse4j.inf.Namespace;
 import net.sourceforge.argparse4j.inf.Subparser;
-import org.eclipse.jetty.server.Server;
 
 /** ./flashsale bench: the embedded stack, benchmarks B1–B3 (SPEC §12), results to evidence/bench/. */
-public class BenchCommand extends ServerCommand<FlashsaleConfiguration> {
-  private final FlashsaleApplication app;
+public class BenchCommand extends StackScriptCommand {
 
   public BenchCommand(FlashsaleApplication app) {
     super(app, "bench", "start the embedded stack, run benchmarks B1-B3, write evidence/bench/");
-    this.app = app;
   }
 
   @Override
@@ -44,27 +38,15 @@ public class BenchCommand extends ServerCommand<FlashsaleConfiguration> {
   }
 
   @Override
-  protected void run(Environment env, Namespace ns, FlashsaleConfiguration cfg) throws Exception {
-    AtomicReference<Server> server = new AtomicReference<>();
-    env.lifecycle().addServerLifecycleListener(server::set);
-    super.run(env, ns, cfg);
-    int code = 0;
-    try {
-      FlashsaleApplication.Wiring w = app.wiring();
-      Bench bench = new Bench(w, "http://127.0.0.1:" + w.apiPort(), "http://127.0.0.1:" + w.adminPort(), System.out);
-      String report = bench.run(ns.getInt("runs"), ns.getInt("buyers"), ns.getInt("units"), ns.getInt("concurrency"),
-          ns.getInt("orders"), ns.getInt("storm_orders"), ns.getInt("copies"));
-      Path dir = Path.of(ns.getString("out"));
-      Files.createDirectories(dir);
-      Path file = dir.resolve("bench-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".txt");
-      Files.writeString(file, report);
-      System.out.println("\nwritten to " + file);
-    } catch (Exception e) {
-      e.printStackTrace();
-      code = 2;
-    } finally {
-      if (server.get() != null) server.get().stop();
-    }
-    System.exit(code);
+  protected int script(FlashsaleApplication.Wiring w, Namespace ns) throws Exception {
+    Bench bench = new Bench(w, "http://127.0.0.1:" + w.apiPort(), "http://127.0.0.1:" + w.adminPort(), System.out);
+    String report = bench.run(ns.getInt("runs"), ns.getInt("buyers"), ns.getInt("units"), ns.getInt("concurrency"),
+        ns.getInt("orders"), ns.getInt("storm_orders"), ns.getInt("copies"));
+    Path dir = Path.of(ns.getString("out"));
+    Files.createDirectories(dir);
+    Path file = dir.resolve("bench-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".txt");
+    Files.writeString(file, report);
+    System.out.println("\nwritten to " + file);
+    return 0;
   }
 }

@@ -58,17 +58,18 @@ public final class FulfillmentConsumer implements Managed {
   /** Applies one event; returns APPLIED, DUPLICATE or STALE. */
   public String receive(long eventId, String orderId, String eventType, int orderVersion) {
     String effect = db.inTx(c -> {
-      if (!dedup) return applyBlindly(c, orderId, eventType, orderVersion);
-      try (PreparedStatement ps = c.prepareStatement(
-          "INSERT INTO ful_inbox (event_id) VALUES (?) ON CONFLICT DO NOTHING")) {
-        ps.setLong(1, eventId);
-        if (ps.executeUpdate() == 0) return "DUPLICATE";
+      if (dedup) {
+        try (PreparedStatement ps = c.prepareStatement(
+            "INSERT INTO ful_inbox (event_id) VALUES (?) ON CONFLICT DO NOTHING")) {
+          ps.setLong(1, eventId);
+          if (ps.executeUpdate() == 0) return "DUPLICATE";
+        }
       }
       try (PreparedStatement ps = c.prepareStatement(
           "INSERT INTO fulfillment (order_id, last_version, last_event, ship_count) VALUES (?, ?, ?, ?)"
               + " ON CONFLICT (order_id) DO UPDATE SET last_version = EXCLUDED.last_version,"
               + " last_event = EXCLUDED.last_event, ship_count = fulfillment.ship_count + EXCLUDED.ship_count"
-              + " WHERE fulfillment.last_version < EXCLUDED.last_version")) {
+              + (dedup ? " WHERE fulfillment.last_version < EXCLUDED.last_version" : ""))) {
         ps.setString(1, orderId);
         ps.setInt(2, orderVersion);
         ps.setString(3, eventType);
@@ -87,22 +88,6 @@ public final class FulfillmentConsumer implements Managed {
     });
     log.info("order {} event {} {} v{} -> {}", orderId, eventId, eventType, orderVersion, effect);
     return effect;
-  }
-
-  /** C29-18 only: every arrival takes effect. */
-  private static String applyBlindly(java.sql.Connection c, String orderId, String eventType, int orderVersion)
-      throws java.sql.SQLException {
-    try (PreparedStatement ps = c.prepareStatement(
-        "INSERT INTO fulfillment (order_id, last_version, last_event, ship_count) VALUES (?, ?, ?, ?)"
-            + " ON CONFLICT (order_id) DO UPDATE SET last_version = EXCLUDED.last_version,"
-            + " last_event = EXCLUDED.last_event, ship_count = fulfillment.ship_count + EXCLUDED.ship_count")) {
-      ps.setString(1, orderId);
-      ps.setInt(2, orderVersion);
-      ps.setString(3, eventType);
-      ps.setInt(4, "ORDER_PAID".equals(eventType) ? 1 : 0);
-      ps.executeUpdate();
-      return "APPLIED";
-    }
   }
 
   @Override

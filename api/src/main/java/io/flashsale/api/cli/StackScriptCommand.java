@@ -1,0 +1,46 @@
+package io.flashsale.api.cli;
+
+import io.dropwizard.core.cli.ServerCommand;
+import io.dropwizard.core.setup.Environment;
+import io.flashsale.api.FlashsaleApplication;
+import io.flashsale.api.FlashsaleConfiguration;
+import java.util.concurrent.atomic.AtomicReference;
+import net.sourceforge.argparse4j.inf.Namespace;
+import org.eclipse.jetty.server.Server;
+
+/** Starts the whole server stack, runs a script against it, then stops it (or keeps it running). */
+abstract class StackScriptCommand extends ServerCommand<FlashsaleConfiguration> {
+  private final FlashsaleApplication app;
+
+  protected StackScriptCommand(FlashsaleApplication app, String name, String description) {
+    super(app, name, description);
+    this.app = app;
+  }
+
+  /** Runs against the started stack; returns the process exit code. */
+  protected abstract int script(FlashsaleApplication.Wiring wiring, Namespace ns) throws Exception;
+
+  protected boolean keepRunning(Namespace ns) {
+    return false;
+  }
+
+  @Override
+  protected void run(Environment env, Namespace ns, FlashsaleConfiguration cfg) throws Exception {
+    AtomicReference<Server> server = new AtomicReference<>();
+    env.lifecycle().addServerLifecycleListener(server::set);
+    super.run(env, ns, cfg);
+    int code;
+    try {
+      code = script(app.wiring(), ns);
+    } catch (Exception e) {
+      e.printStackTrace();
+      code = 2;
+    }
+    if (keepRunning(ns)) {
+      System.out.println("\nthe stack keeps running (Ctrl-C to stop); try: ./flashsale reconcile");
+      return;
+    }
+    if (server.get() != null) server.get().stop();
+    System.exit(code);
+  }
+}
