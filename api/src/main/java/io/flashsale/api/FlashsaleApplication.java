@@ -171,7 +171,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     env.jersey().register(new ErrorMappers.WebErrors());
     env.jersey().register(new ErrorMappers.Unexpected());
     if (cfg.auth.devLogin) env.jersey().register(new SessionResource(tokens, principals));
-    env.jersey().register(new OrderResource(orders, queries, skus));
+    env.jersey().register(new OrderResource(orders, queries, skus, cfg.maxCreatesInFlight));
     env.jersey().register(new CallbackResource(new Notifications(db), queries, orders, cfg.channel.callbackSecret));
 
     env.admin().addTask(new SkuTask(skus));

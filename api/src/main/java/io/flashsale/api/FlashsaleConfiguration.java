@@ -16,6 +16,8 @@ public class FlashsaleConfiguration extends Configuration {
   @JsonProperty public AuthSettings auth = new AuthSettings();
   @JsonProperty public OrderTimings orders = new OrderTimings();
   @JsonProperty public SeedSettings seed = new SeedSettings();
+  /** Creates in flight at once; past it POST /orders answers 503 OVERLOADED at once, with Retry-After. */
+  @JsonProperty public int maxCreatesInFlight = 256;
   @JsonProperty public RelaySettings relay = new RelaySettings();
   @JsonProperty public ConsumerSettings consumer = new ConsumerSettings();
   /** Run a Temporal worker in this process ... */

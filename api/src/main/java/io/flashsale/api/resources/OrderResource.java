@@ -48,11 +48,14 @@ public class OrderResource {
   private final Orders orders;
   private final OrderQueries queries;
   private final Skus skus;
+  /** Bounded admission: a sale-day spike is refused fast instead of queueing without end. */
+  private final java.util.concurrent.Semaphore admission;
 
-  public OrderResource(Orders orders, OrderQueries queries, Skus skus) {
+  public OrderResource(Orders orders, OrderQueries queries, Skus skus, int maxCreatesInFlight) {
     this.orders = orders;
     this.queries = queries;
     this.skus = skus;
+    this.admission = new java.util.concurrent.Semaphore(maxCreatesInFlight);
   }
 
   @POST
@@ -69,7 +72,17 @@ public class OrderResource {
     if (remaining == 0 && !queries.scopeExists(caller.tenant(), caller.subject(), requestKey)) {
       return outcome(409, CreateResult.SOLD_OUT, null);
     }
-    CreateResult r = orders.create(new CreateOrder(caller.tenant(), caller.subject(), requestKey, sku, quantity, note));
+    if (!admission.tryAcquire()) {
+      return Response.status(503).header("Retry-After", "1").type(MediaType.APPLICATION_JSON_TYPE)
+          .entity(Map.of("outcome", "OVERLOADED", "message", "too many orders in flight; retry with the same key"))
+          .build();
+    }
+    CreateResult r;
+    try {
+      r = orders.create(new CreateOrder(caller.tenant(), caller.subject(), requestKey, sku, quantity, note));
+    } finally {
+      admission.release();
+    }
     int status = switch (r.outcome()) {
       case CreateResult.CREATED -> 201;
       case CreateResult.REPLAY -> 200;

@@ -1,0 +1,62 @@
+package io.flashsale.evidence;
+
+import io.flashsale.api.cli.HttpJson;
+import java.sql.Connection;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * CAP-11: admission is bounded. With room for 2 creates in flight and both stuck (the SKU row is
+ * locked by the test), 10 more creates are answered 503 OVERLOADED with Retry-After while the two
+ * are still waiting — they are refused, not queued — and leave no row. Retried later with the same
+ * keys, they go through.
+ */
+class Cap11OverloadTest {
+  @RegisterExtension static final Stack stack = new Stack().with("maxCreatesInFlight", 2);
+  @RegisterExtension static final Evidence ev = new Evidence("CAP-11", "a full admission queue answers 503");
+
+  @Test
+  void fullAdmissionAnswers503() throws Exception {
+    stack.sku("sku-cap11", 20, 3);
+    List<HttpJson> buyers = new ArrayList<>();
+    for (int i = 0; i < 12; i++) buyers.add(stack.api.login("t1", String.format("user-c11%02d", i)));
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    List<Future<HttpJson.Reply>> stuck = new ArrayList<>();
+    Map<String, Integer> refused = new TreeMap<>();
+    try (Connection lock = stack.db().dataSource().getConnection()) {
+      lock.setAutoCommit(false);
+      lock.createStatement().execute("LOCK TABLE sku IN EXCLUSIVE MODE"); // reads pass, the reserve waits
+      for (int i = 0; i < 2; i++) {
+        HttpJson b = buyers.get(i);
+        int n = i;
+        stuck.add(pool.submit(() -> Buyers.create(b, "cap11-" + n, "sku-cap11", 1)));
+      }
+      stack.awaitBlockedOnLock("UPDATE sku", 15_000);
+      stack.awaitTrue(() -> stack.sql.count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+          + " AND query LIKE 'UPDATE sku%'") == 2, 15_000, "two creates not in flight");
+      for (int i = 2; i < 12; i++) {
+        HttpJson.Reply r = Buyers.create(buyers.get(i), "cap11-" + i, "sku-cap11", 1);
+        String key = r.status() + " " + r.text("outcome");
+        refused.merge(key, 1, Integer::sum);
+      }
+      ev.check(stuck.stream().noneMatch(Future::isDone), "the two admitted creates were still waiting meanwhile");
+      lock.commit();
+    }
+    ev.note("answers while full " + refused);
+    ev.equal(Map.of("503 OVERLOADED", 10), refused, "10 creates refused with 503 OVERLOADED");
+    for (Future<HttpJson.Reply> f : stuck) ev.equal(201, f.get().status(), "an admitted create completes once unblocked");
+    ev.equal(2L, stack.sql.count("SELECT count(*) FROM orders WHERE sku = 'sku-cap11'"), "refused creates left no row");
+    for (int i = 2; i < 12; i++) {
+      ev.equal(201, Buyers.create(buyers.get(i), "cap11-" + i, "sku-cap11", 1).status(), "retry " + i + " succeeds");
+    }
+    pool.shutdown();
+    stack.checkReconcileClean(ev, "reconcile clean");
+  }
+}
