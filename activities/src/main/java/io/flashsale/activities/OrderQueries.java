@@ -71,6 +71,35 @@ public final class OrderQueries {
     });
   }
 
+  /** Receives exported rows; may throw when the client went away. */
+  @FunctionalInterface
+  public interface RowSink {
+    void row(OrderDetails order) throws java.io.IOException;
+  }
+
+  /**
+   * Streams the caller's orders through a server-side cursor (fetch size 500): memory stays flat
+   * however many orders there are, and the connection is returned as soon as the sink throws.
+   */
+  public void export(String tenant, String subject, RowSink sink) throws java.io.IOException {
+    try (java.sql.Connection c = db.dataSource().getConnection()) {
+      c.setAutoCommit(false); // PostgreSQL uses a cursor for fetch size only inside a transaction
+      try (PreparedStatement ps = c.prepareStatement(
+          SELECT + " WHERE o.tenant = ? AND o.subject = ? ORDER BY o.order_id")) {
+        ps.setFetchSize(500);
+        ps.setString(1, tenant);
+        ps.setString(2, subject);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) sink.row(row(rs, List.of()));
+        }
+      } finally {
+        c.rollback(); // read-only; never leave the pooled connection inside a transaction
+      }
+    } catch (SQLException e) {
+      throw new Database.DatabaseException(e);
+    }
+  }
+
   /** Does this idempotency scope already have an order? (The sold-out gate must still replay it.) */
   public boolean scopeExists(String tenant, String subject, String requestKey) {
     return db.read(c -> OrderRow.byScope(c, tenant, subject, requestKey) != null);

@@ -171,13 +171,16 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     env.jersey().register(new ErrorMappers.WebErrors());
     env.jersey().register(new ErrorMappers.Unexpected());
     if (cfg.auth.devLogin) env.jersey().register(new SessionResource(tokens, principals));
-    env.jersey().register(new OrderResource(orders, queries, skus, cfg.maxCreatesInFlight));
+    OrderResource orderResource = new OrderResource(orders, queries, skus, cfg.maxCreatesInFlight);
+    env.jersey().register(orderResource);
     env.jersey().register(new CallbackResource(new Notifications(db), queries, orders, cfg.channel.callbackSecret));
 
     env.admin().addTask(new SkuTask(skus));
     env.admin().addTask(new RevokeTask(principals));
     WorkflowAudit audit = new WorkflowAudit(temporal.service(), temporal.client(), cfg.temporal.namespace);
     env.admin().addTask(new ReconcileTask(reconciler, audit));
+    env.metrics().register("flashsale.exports.open",
+        (com.codahale.metrics.Gauge<Integer>) orderResource::openExports);
     env.healthChecks().register("postgresql", Checks.postgres(db));
     env.healthChecks().register("temporal", Checks.temporal(temporal.service()));
     env.healthChecks().register("channel", Checks.channel(channel));

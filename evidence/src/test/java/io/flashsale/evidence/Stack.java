@@ -182,6 +182,16 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
         orderId + " did not reach " + status);
   }
 
+  /** Polls until the condition holds; false if it did not within the time. */
+  public boolean within(java.util.function.BooleanSupplier condition, long timeoutMs) throws InterruptedException {
+    long deadline = System.currentTimeMillis() + timeoutMs;
+    while (System.currentTimeMillis() < deadline) {
+      if (condition.getAsBoolean()) return true;
+      Thread.sleep(50);
+    }
+    return condition.getAsBoolean();
+  }
+
   public void awaitTrue(java.util.function.BooleanSupplier condition, long timeoutMs, String failure)
       throws InterruptedException {
     long deadline = System.currentTimeMillis() + timeoutMs;
