@@ -71,6 +71,26 @@ public final class OrderQueries {
     });
   }
 
+  /** Transitions of one order after a version, oldest first (the SSE feed). */
+  public List<TimelineEntry> transitionsAfter(String orderId, int afterVersion) {
+    return db.read(c -> {
+      List<TimelineEntry> out = new ArrayList<>();
+      try (PreparedStatement ps = c.prepareStatement(
+          "SELECT from_status, to_status, version, cause, at FROM order_transition WHERE order_id = ? AND version > ?"
+              + " ORDER BY version")) {
+        ps.setString(1, orderId);
+        ps.setInt(2, afterVersion);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            out.add(new TimelineEntry(rs.getString(1), rs.getString(2), rs.getInt(3), rs.getString(4),
+                rs.getTimestamp(5).toInstant().toString()));
+          }
+        }
+      }
+      return out;
+    });
+  }
+
   /** Receives exported rows; may throw when the client went away. */
   @FunctionalInterface
   public interface RowSink {

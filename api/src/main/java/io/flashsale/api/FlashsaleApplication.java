@@ -36,6 +36,7 @@ import io.flashsale.api.core.TemporalRuntime;
 import io.flashsale.api.embedded.EmbeddedStack;
 import io.flashsale.api.health.Checks;
 import io.flashsale.api.resources.CallbackResource;
+import io.flashsale.api.resources.OrderEventsResource;
 import io.flashsale.api.resources.OrderResource;
 import io.flashsale.api.resources.SessionResource;
 import io.flashsale.api.tasks.ReconcileTask;
@@ -161,6 +162,8 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     Reconciler reconciler = new Reconciler(db, channel);
     TokenService tokens = new TokenService(cfg.auth.secret, cfg.auth.tokenTtlSeconds, Clock.systemUTC());
 
+    // stream as written (SSE, CSV): no buffering of the first 8 KiB to compute a Content-Length
+    env.jersey().property(org.glassfish.jersey.server.ServerProperties.OUTBOUND_CONTENT_LENGTH_BUFFER, 0);
     env.jersey().register(new AuthDynamicFeature(new OAuthCredentialAuthFilter.Builder<Caller>()
         .setAuthenticator(new TokenAuthenticator(tokens, principals))
         .setPrefix("Bearer")
@@ -173,6 +176,11 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     if (cfg.auth.devLogin) env.jersey().register(new SessionResource(tokens, principals));
     OrderResource orderResource = new OrderResource(orders, queries, skus, cfg.maxCreatesInFlight);
     env.jersey().register(orderResource);
+    OrderEventsResource eventsResource = new OrderEventsResource(queries, principals, cfg.maxEventStreams,
+        cfg.maxEventStreamMs, cfg.eventStreamHeartbeatMs);
+    env.jersey().register(eventsResource);
+    env.metrics().register("flashsale.sse.open",
+        (com.codahale.metrics.Gauge<Integer>) () -> eventsResource.openStreams(cfg.maxEventStreams));
     env.jersey().register(new CallbackResource(new Notifications(db), queries, orders, cfg.channel.callbackSecret));
 
     env.admin().addTask(new SkuTask(skus));

@@ -18,6 +18,12 @@ public class FlashsaleConfiguration extends Configuration {
   @JsonProperty public SeedSettings seed = new SeedSettings();
   /** Creates in flight at once; past it POST /orders answers 503 OVERLOADED at once, with Retry-After. */
   @JsonProperty public int maxCreatesInFlight = 256;
+  /** Open order event streams (SSE) at once; past it 503. */
+  @JsonProperty public int maxEventStreams = 100;
+  /** An event stream ends after this long; the client resumes with Last-Event-ID. */
+  @JsonProperty public long maxEventStreamMs = 600_000;
+  /** Keep-alive comment interval; a client that went away is noticed at the next write. */
+  @JsonProperty public long eventStreamHeartbeatMs = 15_000;
   @JsonProperty public RelaySettings relay = new RelaySettings();
   @JsonProperty public ConsumerSettings consumer = new ConsumerSettings();
   /** Run a Temporal worker in this process ... */

@@ -1,0 +1,140 @@
+package io.flashsale.api.resources;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.dropwizard.auth.Auth;
+import io.flashsale.activities.OrderQueries;
+import io.flashsale.activities.OrderQueries.OrderDetails;
+import io.flashsale.activities.OrderQueries.TimelineEntry;
+import io.flashsale.activities.Principals;
+import io.flashsale.api.auth.Caller;
+import io.flashsale.api.core.ApiError;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.HeaderParam;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.Response;
+import jakarta.ws.rs.core.StreamingOutput;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.Semaphore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * GET /orders/{id}/events: the order's transitions as server-sent events (event id = version),
+ * resumable with Last-Event-ID. The caller's permission is checked again before every event and
+ * every second, so a revoked principal's stream ends; the number of open streams is bounded (503).
+ */
+@Path("/orders/{id}/events")
+public class OrderEventsResource {
+  private static final Logger log = LoggerFactory.getLogger(OrderEventsResource.class);
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final long POLL_MS = 200;
+  private static final long RECHECK_MS = 1_000;
+
+  private final OrderQueries queries;
+  private final Principals principals;
+  private final Semaphore streams;
+  private final long maxStreamMillis;
+  private final long heartbeatMillis;
+
+  public OrderEventsResource(OrderQueries queries, Principals principals, int maxStreams, long maxStreamMillis,
+      long heartbeatMillis) {
+    this.queries = queries;
+    this.principals = principals;
+    this.streams = new Semaphore(maxStreams);
+    this.maxStreamMillis = maxStreamMillis;
+    this.heartbeatMillis = heartbeatMillis;
+  }
+
+  /** Streams open right now (the metric flashsale.sse.open). */
+  public int openStreams(int max) {
+    return max - streams.availablePermits();
+  }
+
+  @GET
+  @Produces("text/event-stream")
+  public Response events(@Auth Caller caller, @PathParam("id") String id, @HeaderParam("Last-Event-ID") String lastEventId) {
+    OrderDetails o = queries.get(id);
+    if (o == null) throw ApiError.exception(404, "ORDER_NOT_FOUND", "no such order");
+    if (!owns(caller, o)) throw ApiError.exception(403, "FORBIDDEN", "not your order");
+    int after;
+    try {
+      after = lastEventId == null || lastEventId.isBlank() ? 0 : Integer.parseInt(lastEventId.trim());
+    } catch (NumberFormatException e) {
+      throw ApiError.badRequest("INVALID_LAST_EVENT_ID", "Last-Event-ID must be an order version");
+    }
+    if (!streams.tryAcquire()) {
+      return Response.status(503).header("Retry-After", "5").type("application/json")
+          .entity(Map.of("error", "STREAMS_EXHAUSTED", "message", "too many open event streams; retry later")).build();
+    }
+    int from = after;
+    StreamingOutput body = out -> {
+      try {
+        stream(caller, o, from, out);
+      } finally {
+        streams.release();
+      }
+    };
+    return Response.ok(body, "text/event-stream").header("Cache-Control", "no-cache").build();
+  }
+
+  private void stream(Caller caller, OrderDetails o, int after, OutputStream out) throws IOException {
+    long start = System.currentTimeMillis();
+    long lastCheck = start;
+    long lastWrite = start;
+    int seen = after;
+    write(out, ": stream of " + o.orderId() + " from version " + after + "\n\n");
+    try {
+      while (System.currentTimeMillis() - start < maxStreamMillis) {
+        long now = System.currentTimeMillis();
+        if (now - lastCheck >= RECHECK_MS) {
+          if (!allowed(caller, o, out)) return;
+          lastCheck = now;
+        }
+        for (TimelineEntry t : queries.transitionsAfter(o.orderId(), seen)) {
+          if (!allowed(caller, o, out)) return; // permission re-checked per event
+          Map<String, Object> data = new LinkedHashMap<>();
+          data.put("order_id", o.orderId());
+          data.put("from_status", t.fromStatus());
+          data.put("to_status", t.toStatus());
+          data.put("version", t.version());
+          data.put("cause", t.cause());
+          data.put("at", t.at());
+          write(out, "id: " + t.version() + "\nevent: transition\ndata: " + JSON.writeValueAsString(data) + "\n\n");
+          seen = t.version();
+          lastWrite = System.currentTimeMillis();
+        }
+        if (System.currentTimeMillis() - lastWrite >= heartbeatMillis) {
+          write(out, ": keep-alive\n\n"); // also how a vanished client is noticed
+          lastWrite = System.currentTimeMillis();
+        }
+        Thread.sleep(POLL_MS);
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (IOException gone) {
+      log.info("order {} event stream closed by the client", o.orderId());
+    }
+  }
+
+  private boolean allowed(Caller caller, OrderDetails o, OutputStream out) throws IOException {
+    if (owns(caller, o) && !principals.isRevoked(caller.tenant(), caller.subject())) return true;
+    write(out, "event: revoked\ndata: {\"error\":\"REVOKED\"}\n\n");
+    log.info("order {} event stream ended: {}/{} revoked", o.orderId(), caller.tenant(), caller.subject());
+    return false;
+  }
+
+  private static boolean owns(Caller caller, OrderDetails o) {
+    return o.tenant().equals(caller.tenant()) && o.subject().equals(caller.subject());
+  }
+
+  private static void write(OutputStream out, String text) throws IOException {
+    out.write(text.getBytes(StandardCharsets.UTF_8));
+    out.flush();
+  }
+}
