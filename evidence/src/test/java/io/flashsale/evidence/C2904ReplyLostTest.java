@@ -8,10 +8,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * C29-04: the channel charges but its reply is lost (delayed past the 300 ms timeout). The order
  * goes UNKNOWN, not FAILED, keeps its unit, shows as pending in reconciliation, and converges to
- * PAID by the workflow's query 1 s later. The held callback then arrives as a duplicate.
+ * PAID by the workflow's first query (2 s later here). The held callback then arrives as a duplicate.
  */
 class C2904ReplyLostTest {
-  @RegisterExtension static final Stack stack = new Stack();
+  // first query 2 s after UNKNOWN (default 1 s): room for the "before convergence" reconcile on a busy machine
+  @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQueryMs", 2_000);
   @RegisterExtension static final Evidence ev = new Evidence("C29-04", "reply lost → UNKNOWN → query → PAID");
 
   @Test

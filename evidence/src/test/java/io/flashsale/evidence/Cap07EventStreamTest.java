@@ -67,7 +67,9 @@ class Cap07EventStreamTest {
     }
 
     // revoke ends the stream (CAP-07)
+    ev.check(stack.within(() -> openStreams() == 0, 10_000), "capacity probes released");
     try (SseClient live = SseClient.open(port, "/orders/" + id + "/events", owner.token(), null)) {
+      ev.equal(200, live.status(), "a stream to be revoked opens");
       live.nextEvent(5_000);
       live.nextEvent(5_000);
       stack.admin.post("/tasks/revoke?tenant=t1&subject=user-cap07", null);
