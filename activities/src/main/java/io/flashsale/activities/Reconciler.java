@@ -125,7 +125,7 @@ public final class Reconciler {
         mismatches.add(o.orderId() + " " + o.status() + " " + String.join(",", flags) + " charged=" + l.charged
             + " refunded=" + l.refunded + " reservation=" + res);
       }
-      if (workflows != null) mismatches.addAll(workflows.check(o.orderId(), o.workflowId(), o.status(), o.version()));
+      if (workflows != null) mismatches.addAll(workflowFindings(workflows, o));
     }
     // global checks
     for (Map.Entry<String, Ledger> e : ledger.entrySet()) {
@@ -149,6 +149,25 @@ public final class Reconciler {
     long drift = snap.drift();
     if (drift != 0) mismatches.add("GLOBAL conservation drift=" + drift);
     return new Report(classes, mismatches, pending, channelNet, paidSum, confirmed, paid, drift, notes);
+  }
+
+  /**
+   * The workflow's view against the row. An order that moved between the snapshot and the query
+   * is looked at again with its current row before anything is flagged.
+   */
+  private List<String> workflowFindings(WorkflowCheck workflows, OrderLine o) {
+    List<String> found = workflows.check(o.orderId(), o.workflowId(), o.status(), o.version());
+    if (found.isEmpty()) return found;
+    String[] now = db.read(c -> {
+      try (PreparedStatement ps = c.prepareStatement("SELECT status, version FROM orders WHERE order_id = ?")) {
+        ps.setString(1, o.orderId());
+        try (ResultSet rs = ps.executeQuery()) {
+          return rs.next() ? new String[] {rs.getString(1), rs.getString(2)} : null;
+        }
+      }
+    });
+    if (now == null || (now[0].equals(o.status()) && Integer.parseInt(now[1]) == o.version())) return found;
+    return workflows.check(o.orderId(), o.workflowId(), now[0], Integer.parseInt(now[1]));
   }
 
   private boolean orderExists(String orderId) {

@@ -174,7 +174,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     env.jersey().register(new ErrorMappers.WebErrors());
     env.jersey().register(new ErrorMappers.Unexpected());
     if (cfg.auth.devLogin) env.jersey().register(new SessionResource(tokens, principals));
-    OrderResource orderResource = new OrderResource(orders, queries, skus, cfg.maxCreatesInFlight);
+    OrderResource orderResource = new OrderResource(orders, queries, skus, cfg.maxCreatesInFlight, cfg.maxExports);
     env.jersey().register(orderResource);
     OrderEventsResource eventsResource = new OrderEventsResource(queries, principals, cfg.maxEventStreams,
         cfg.maxEventStreamMs, cfg.eventStreamHeartbeatMs);

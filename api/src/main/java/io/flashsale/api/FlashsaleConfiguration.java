@@ -18,6 +18,8 @@ public class FlashsaleConfiguration extends Configuration {
   @JsonProperty public SeedSettings seed = new SeedSettings();
   /** Creates in flight at once; past it POST /orders answers 503 OVERLOADED at once, with Retry-After. */
   @JsonProperty public int maxCreatesInFlight = 256;
+  /** CSV exports streaming at once (each holds a database connection); past it 503. */
+  @JsonProperty public int maxExports = 4;
   /** Open order event streams (SSE) at once; past it 503. */
   @JsonProperty public int maxEventStreams = 100;
   /** An event stream ends after this long; the client resumes with Last-Event-ID. */

@@ -62,6 +62,10 @@ class CallbackStormContinueAsNewTest {
         + ", current run " + info.getExecution().getRunId());
     ev.check(!info.getFirstRunId().equals(info.getExecution().getRunId()), "the workflow continued as new");
     ev.check(info.getHistoryLength() < 400, "the current run's history stays bounded");
+    java.util.List<String> timeline = stack.wiring.temporal().client()
+        .newWorkflowStub(io.flashsale.workflows.OrderWorkflow.class, wf).status().timeline();
+    ev.note("status query timeline in the new run: " + timeline);
+    ev.equal(3, timeline.size(), "the new run's status query still shows the whole timeline");
     HttpJson.Reply pay = Buyers.pay(a, id);
     ev.check(pay.status() == 409 && "PAID".equals(pay.text("status")), "the new run answers commands: pay → REJECTED PAID");
     String summary = stack.checkReconcileClean(ev, "reconcile clean (workflow agrees)");

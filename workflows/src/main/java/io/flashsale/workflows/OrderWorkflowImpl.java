@@ -82,6 +82,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   public void run(OrderStart start) {
     this.start = start;
     if (start.pendingNotices() != null) notices.addAll(start.pendingNotices());
+    if (start.timeline() != null) timeline.addAll(start.timeline());
     OrderSettings settings = start.settings() == null ? OrderSettings.defaults() : start.settings();
     if (start.orderId() != null) {
       lock.lock();
@@ -106,7 +107,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       if (historyTooLong() && Workflow.isEveryHandlerFinished()) {
         // no update running: the new run reloads the order and takes over the queued notices
         Workflow.continueAsNew(new OrderStart(start.tenant(), start.subject(), start.requestKey(), order.orderId(),
-            settings, reservationExpired ? -1L : expiryAt, List.copyOf(notices)));
+            settings, reservationExpired ? -1L : expiryAt, List.copyOf(notices), List.copyOf(timeline)));
       }
       if (!notices.isEmpty()) {
         applyNotice(notices.poll());

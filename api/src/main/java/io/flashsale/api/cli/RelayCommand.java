@@ -31,7 +31,14 @@ public class RelayCommand extends Command {
         ns.getString("name"));
     System.out.println("relay " + ns.getString("name") + " delivering to " + ns.getString("consumer_url"));
     while (true) {
-      int n = relay.relayOnce();
+      int n;
+      try {
+        n = relay.relayOnce();
+      } catch (RuntimeException e) { // database down or pool exhausted: back off, keep relaying
+        System.err.println("relay round failed: " + e.getMessage());
+        Thread.sleep(Math.max(1_000, ns.getLong("poll_ms")));
+        continue;
+      }
       if (n > 0) System.out.println("relayed " + n + " (total " + relay.delivered() + ")");
       if (n < ns.getInt("batch")) Thread.sleep(ns.getLong("poll_ms"));
     }

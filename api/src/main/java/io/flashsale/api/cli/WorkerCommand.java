@@ -23,7 +23,7 @@ public class WorkerCommand extends ConfiguredCommand<FlashsaleConfiguration> {
   @Override
   protected void run(Bootstrap<FlashsaleConfiguration> bootstrap, Namespace ns, FlashsaleConfiguration cfg)
       throws Exception {
-    if (cfg.database.url == null || cfg.channel.baseUrl == null || cfg.channel.notifyUrl.isBlank()) {
+    if (cfg.database.url == null || cfg.channel.baseUrl == null || cfg.channel.notifyUrl == null || cfg.channel.notifyUrl.isBlank()) {
       throw new IllegalArgumentException("a worker needs database.url, channel.baseUrl and channel.notifyUrl");
     }
     Database db = new Database(cfg.database.url, cfg.database.user, cfg.database.password, cfg.database.maxPoolSize);

@@ -37,14 +37,22 @@ public final class WorkflowAudit implements Reconciler.WorkflowCheck {
               .build())
           .getWorkflowExecutionInfo().getStatus();
     } catch (io.grpc.StatusRuntimeException e) {
+      if (e.getStatus().getCode() != io.grpc.Status.Code.NOT_FOUND) {
+        return List.of(orderId + " " + status + " WORKFLOW_UNREACHABLE " + e.getStatus().getCode());
+      }
       return OrderStatus.valueOf(status).isTerminal() ? List.of()
-          : List.of(orderId + " " + status + " ORPHAN no workflow (" + e.getStatus().getCode() + ")");
+          : List.of(orderId + " " + status + " ORPHAN no workflow");
     }
     if (run != WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_RUNNING) {
       return OrderStatus.valueOf(status).isTerminal() ? List.of()
           : List.of(orderId + " " + status + " ORPHAN workflow " + run.name().replace("WORKFLOW_EXECUTION_STATUS_", ""));
     }
-    OrderState state = client.newWorkflowStub(OrderWorkflow.class, workflowId).status();
+    OrderState state;
+    try {
+      state = client.newWorkflowStub(OrderWorkflow.class, workflowId).status();
+    } catch (io.temporal.client.WorkflowException | io.grpc.StatusRuntimeException e) {
+      return List.of(orderId + " " + status + " WORKFLOW_UNREACHABLE " + e.getClass().getSimpleName());
+    }
     if (state.order() == null) {
       return List.of(orderId + " " + status + " WORKFLOW_WITHOUT_ORDER");
     }

@@ -35,6 +35,7 @@ public final class FulfillmentConsumer implements Managed {
   private final String host;
   private final int port;
   private HttpServer server;
+  private java.util.concurrent.ExecutorService handlers;
 
   public FulfillmentConsumer(Database db, String host, int port) {
     this.db = db;
@@ -93,11 +94,12 @@ public final class FulfillmentConsumer implements Managed {
   @Override
   public void start() throws IOException {
     server = HttpServer.create(new InetSocketAddress(host, port), 64);
-    server.setExecutor(Executors.newFixedThreadPool(8, r -> {
+    handlers = Executors.newFixedThreadPool(8, r -> {
       Thread t = new Thread(r, "fulfillment");
       t.setDaemon(true);
       return t;
-    }));
+    });
+    server.setExecutor(handlers);
     server.createContext("/events", this::handle);
     server.start();
     log.info("fulfillment consumer at {}", url());
@@ -137,8 +139,12 @@ public final class FulfillmentConsumer implements Managed {
   }
 
   @Override
-  public void stop() {
-    if (server != null) server.stop(0);
+  public void stop() throws InterruptedException {
+    if (server != null) server.stop(1);
+    if (handlers != null) {
+      handlers.shutdown();
+      handlers.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+    }
     db.close();
   }
 }

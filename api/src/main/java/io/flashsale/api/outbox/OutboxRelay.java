@@ -56,7 +56,7 @@ public final class OutboxRelay implements Managed {
 
   /** One batch: claim, deliver, mark; returns how many were marked published. */
   public int relayOnce() {
-    return db.inTx(c -> {
+    int marked = db.inTx(c -> {
       List<OutboxEvent> batch = new ArrayList<>();
       try (PreparedStatement ps = c.prepareStatement(
           "SELECT event_id, order_id, event_type, order_version, payload FROM outbox WHERE published_at IS NULL"
@@ -70,8 +70,9 @@ public final class OutboxRelay implements Managed {
       }
       List<Long> acked = new ArrayList<>();
       for (OutboxEvent e : batch) {
-        if (!deliver(e)) break; // in order; the rest are unlocked at commit and claimed next round
-        acked.add(e.eventId());
+        // a failed one stays unpublished for the next round; it does not hold up the others
+        // (the consumer's version guard absorbs the reordering)
+        if (deliver(e)) acked.add(e.eventId());
       }
       if (!acked.isEmpty()) {
         try (PreparedStatement ps = c.prepareStatement(
@@ -80,9 +81,10 @@ public final class OutboxRelay implements Managed {
           ps.executeUpdate();
         }
       }
-      delivered.addAndGet(acked.size());
       return acked.size();
     });
+    delivered.addAndGet(marked);
+    return marked;
   }
 
   private boolean deliver(OutboxEvent e) {
@@ -122,7 +124,7 @@ public final class OutboxRelay implements Managed {
   public void drain() {
     try {
       while (relayOnce() == batchSize) {
-        // more may be waiting
+        // a full batch went through: more may be waiting
       }
     } catch (RuntimeException e) {
       log.warn("relay {} round failed: {}", name, e.toString());

@@ -51,12 +51,14 @@ public class OrderResource {
   private final Skus skus;
   /** Bounded admission: a sale-day spike is refused fast instead of queueing without end. */
   private final java.util.concurrent.Semaphore admission;
+  private final java.util.concurrent.Semaphore exports;
 
-  public OrderResource(Orders orders, OrderQueries queries, Skus skus, int maxCreatesInFlight) {
+  public OrderResource(Orders orders, OrderQueries queries, Skus skus, int maxCreatesInFlight, int maxExports) {
     this.orders = orders;
     this.queries = queries;
     this.skus = skus;
     this.admission = new java.util.concurrent.Semaphore(maxCreatesInFlight);
+    this.exports = new java.util.concurrent.Semaphore(maxExports);
   }
 
   @POST
@@ -81,6 +83,9 @@ public class OrderResource {
     CreateResult r;
     try {
       r = orders.create(new CreateOrder(caller.tenant(), caller.subject(), requestKey, sku, quantity, note));
+    } catch (WorkflowServiceException e) {
+      log.warn("create {}/{} key {}: engine unavailable: {}", caller.tenant(), caller.subject(), requestKey, e.toString());
+      throw ApiError.exception(503, "ENGINE_UNAVAILABLE", "the order engine did not answer; retry with the same key");
     } finally {
       admission.release();
     }
@@ -113,6 +118,11 @@ public class OrderResource {
   @Path("/export.csv")
   @Produces("text/csv")
   public Response export(@Auth Caller caller) {
+    // each export holds a pooled connection while it streams: bound them so the pool stays for orders
+    if (!exports.tryAcquire()) {
+      return Response.status(503).header("Retry-After", "5").type(MediaType.APPLICATION_JSON_TYPE)
+          .entity(Map.of("error", "EXPORTS_EXHAUSTED", "message", "too many exports running; retry later")).build();
+    }
     StreamingOutput body = out -> {
       openExports.incrementAndGet();
       java.io.Writer w = new java.io.BufferedWriter(new java.io.OutputStreamWriter(out, java.nio.charset.StandardCharsets.UTF_8));
@@ -130,6 +140,7 @@ public class OrderResource {
         throw aborted;
       } finally {
         openExports.decrementAndGet();
+        exports.release();
       }
     };
     return Response.ok(body, "text/csv").header("Content-Disposition", "attachment; filename=orders.csv").build();
