@@ -2,7 +2,6 @@ package io.flashsale.api;
 
 import io.dropwizard.auth.AuthDynamicFeature;
 import io.dropwizard.auth.AuthValueFactoryProvider;
-import io.dropwizard.auth.oauth.OAuthCredentialAuthFilter;
 import io.dropwizard.core.Application;
 import io.dropwizard.core.server.DefaultServerFactory;
 import io.dropwizard.core.setup.Bootstrap;
@@ -20,6 +19,7 @@ import io.flashsale.activities.Reconciler;
 import io.flashsale.activities.Skus;
 import io.flashsale.api.auth.Caller;
 import io.flashsale.api.auth.JsonUnauthorizedHandler;
+import io.flashsale.api.auth.SessionAuthFilter;
 import io.flashsale.api.auth.TokenAuthenticator;
 import io.flashsale.api.auth.TokenService;
 import io.flashsale.api.cli.ChannelCommand;
@@ -164,7 +164,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
 
     // stream as written (SSE, CSV): no buffering of the first 8 KiB to compute a Content-Length
     env.jersey().property(org.glassfish.jersey.server.ServerProperties.OUTBOUND_CONTENT_LENGTH_BUFFER, 0);
-    env.jersey().register(new AuthDynamicFeature(new OAuthCredentialAuthFilter.Builder<Caller>()
+    env.jersey().register(new AuthDynamicFeature(new SessionAuthFilter.Builder(tokens)
         .setAuthenticator(new TokenAuthenticator(tokens, principals))
         .setPrefix("Bearer")
         .setUnauthorizedHandler(new JsonUnauthorizedHandler())

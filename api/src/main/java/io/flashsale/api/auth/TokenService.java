@@ -41,6 +41,11 @@ public final class TokenService {
     return claims + "." + b64(mac(claims));
   }
 
+  /** The CSRF token that goes with a session token (derived, so nothing is stored). */
+  public String csrfFor(String token) {
+    return b64(mac("csrf|" + token));
+  }
+
   public long ttlSeconds() {
     return ttlSeconds;
   }

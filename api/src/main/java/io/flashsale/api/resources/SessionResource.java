@@ -28,7 +28,7 @@ public class SessionResource {
   }
 
   @POST
-  public Map<String, Object> login(JsonNode body) {
+  public jakarta.ws.rs.core.Response login(JsonNode body) {
     if (body == null || !body.isObject()) throw ApiError.badRequest("BODY_REQUIRED", "{tenant, subject} required");
     for (Iterator<String> it = body.fieldNames(); it.hasNext(); ) {
       String f = it.next();
@@ -37,11 +37,17 @@ public class SessionResource {
     String tenant = name(body, "tenant");
     String subject = name(body, "subject");
     principals.register(tenant, subject);
+    String token = tokens.issue(tenant, subject);
     Map<String, Object> out = new LinkedHashMap<>();
-    out.put("token", tokens.issue(tenant, subject));
+    out.put("token", token);
     out.put("token_type", "Bearer");
     out.put("expires_in", tokens.ttlSeconds());
-    return out;
+    out.put("csrf_token", tokens.csrfFor(token)); // for cookie-authenticated unsafe requests
+    jakarta.ws.rs.core.NewCookie cookie = new jakarta.ws.rs.core.NewCookie.Builder(
+            io.flashsale.api.auth.SessionAuthFilter.COOKIE)
+        .value(token).path("/").httpOnly(true).maxAge((int) tokens.ttlSeconds())
+        .sameSite(jakarta.ws.rs.core.NewCookie.SameSite.STRICT).build();
+    return jakarta.ws.rs.core.Response.ok(out).cookie(cookie).build();
   }
 
   private static String name(JsonNode body, String field) {
