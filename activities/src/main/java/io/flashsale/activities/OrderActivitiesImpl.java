@@ -166,6 +166,43 @@ public class OrderActivitiesImpl implements OrderActivities {
   }
 
   @Override
+  public Notice recordSignalArrival(String orderId, Notice n, String sourceRef) {
+    return db.inTx(c -> {
+      String effect = n.rejection() == null ? null : "REJECTED " + n.rejection();
+      try (PreparedStatement ps = c.prepareStatement(
+          "INSERT INTO payment_notification (notify_id, merchant_order, kind, amount, txn, source, source_ref, effect,"
+              + " applied_at) VALUES (?, ?, ?, ?, ?, 'signal', ?, ?, CASE WHEN ?::text IS NULL THEN NULL ELSE now() END)"
+              + " ON CONFLICT (source_ref) DO NOTHING")) {
+        ps.setString(1, n.notifyId() == null ? "(none)" : clip(n.notifyId()));
+        ps.setString(2, orderId);
+        ps.setString(3, n.kind() == null ? "(none)" : clip(n.kind()));
+        ps.setLong(4, n.amount());
+        ps.setString(5, n.txn() == null ? null : clip(n.txn()));
+        ps.setString(6, sourceRef);
+        ps.setString(7, effect);
+        ps.setString(8, effect);
+        ps.executeUpdate();
+      }
+      try (PreparedStatement ps = c.prepareStatement("SELECT id FROM payment_notification WHERE source_ref = ?")) {
+        ps.setString(1, sourceRef);
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          long id = rs.getLong(1);
+          log.info("order {} signal arrival {} recorded as {}{}", orderId, sourceRef, id,
+              effect == null ? "" : " (" + effect + ")");
+          return new Notice(id, n.notifyId(), n.kind(), n.amount(), n.txn(), n.rejection());
+        }
+      }
+    });
+  }
+
+  /** Operator input is stored as text, bounded, without control characters. */
+  private static String clip(String s) {
+    String clean = s.replaceAll("\\p{Cntrl}", "?");
+    return clean.length() > 64 ? clean.substring(0, 64) : clean;
+  }
+
+  @Override
   public Step applyNotice(String orderId, Notice n) {
     return db.inTx(c -> {
       String recorded = recordedEffect(c, n.notificationId(), orderId);

@@ -18,6 +18,9 @@ public final class Reconciler {
 
   /** Optional check no database anchor can make: the workflow's own view of each order. */
   public interface WorkflowCheck {
+    /** Called once before the orders are checked (e.g. to take one visibility listing). */
+    default void begin() {}
+
     /** Returns mismatch lines (empty when the workflow agrees with the row). */
     List<String> check(String orderId, String workflowId, String status, int version);
   }
@@ -70,6 +73,7 @@ public final class Reconciler {
       c.setTransactionIsolation(java.sql.Connection.TRANSACTION_REPEATABLE_READ);
       return new Snapshot(loadOrders(c), countConfirmed(c), drift(c));
     });
+    if (workflows != null) workflows.begin();
     Map<String, Ledger> ledger = new HashMap<>();
     for (JsonNode row : channel.statement().path("rows")) {
       Ledger l = ledger.computeIfAbsent(row.path("merchant_order").asText(), k -> new Ledger());

@@ -51,10 +51,11 @@ import java.time.Duration;
 
 /** flashsale: REST API, worker and (in the embedded mode) the whole stack in one process. */
 public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(FlashsaleApplication.class);
 
   /** What run() built, for the demo command and in-process tests. */
   public record Wiring(Database db, Orders orders, Reconciler reconciler, ChannelClient channel, Skus skus,
-      TemporalRuntime temporal, EmbeddedStack stack, FulfillmentConsumer consumer, OutboxRelay relay,
+      TemporalRuntime temporal, io.flashsale.api.TemporalEngine engine, EmbeddedStack stack, FulfillmentConsumer consumer, OutboxRelay relay,
       WorkflowAudit workflowAudit, String jdbcUrl, int apiPort, int adminPort) {}
 
   private volatile Wiring wiring;
@@ -75,19 +76,21 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
   @Override
   public void initialize(Bootstrap<FlashsaleConfiguration> bootstrap) {
     // a path that is not a file names a bundled config (embedded.yml)
-    bootstrap.setConfigurationSourceProvider(path -> {
+    // ${VAR} and ${VAR:-default} in the YAML come from the environment
+    bootstrap.setConfigurationSourceProvider(new io.dropwizard.configuration.SubstitutingSourceProvider(path -> {
       File f = new File(path);
       if (f.isFile()) return new FileInputStream(f);
       InputStream in = FlashsaleApplication.class.getClassLoader().getResourceAsStream(path);
       if (in == null) throw new FileNotFoundException(path);
       return in;
-    });
+    }, new io.dropwizard.configuration.EnvironmentVariableSubstitutor(false)));
     bootstrap.addCommand(new DemoCommand(this));
     bootstrap.addCommand(new io.flashsale.api.cli.BenchCommand(this));
     bootstrap.addCommand(new ReconcileCommand());
     bootstrap.addCommand(new ChannelCommand());
     bootstrap.addCommand(new RelayCommand());
     bootstrap.addCommand(new WorkerCommand());
+    bootstrap.addCommand(new io.flashsale.api.cli.ReplayCommand());
   }
 
   @Override
@@ -99,11 +102,15 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     String jdbcUrl = cfg.database.url;
     String temporalTarget = cfg.temporal.target;
     String channelUrl = cfg.channel.baseUrl;
+    io.flashsale.api.TemporalEngine engine = EmbeddedStack.resolve(cfg);
+    if (!cfg.embedded && engine != io.flashsale.api.TemporalEngine.EXTERNAL) {
+      throw new IllegalArgumentException("temporal.engine " + engine.configName() + " needs the local default"
+          + " (embedded: true); production connects to a cluster (engine external)");
+    }
     if (cfg.embedded) {
-      stack = EmbeddedStack.start(cfg.database.embeddedPort, cfg.database.embeddedDataDir, cfg.temporal.embeddedPort,
-          cfg.channel.host, cfg.channel.embeddedPort, cfg.channel.callbackSecret);
+      stack = EmbeddedStack.start(cfg, engine);
       jdbcUrl = stack.jdbcUrl();
-      temporalTarget = "127.0.0.1:" + cfg.temporal.embeddedPort;
+      if (engine != io.flashsale.api.TemporalEngine.EXTERNAL) temporalTarget = stack.temporalTarget();
       channelUrl = stack.channelUrl();
       EmbeddedStack started = stack;
       env.lifecycle().manage(new Managed() {
@@ -132,8 +139,12 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
         : cfg.channel.notifyUrl;
     ChannelClient channel = new ChannelClient(channelUrl, notifyUrl, Duration.ofMillis(cfg.channel.timeoutMs));
 
-    TemporalRuntime temporal = new TemporalRuntime(temporalTarget, cfg.temporal.namespace, cfg.temporal.workflowCacheSize);
-    if (cfg.embedded) temporal.registerSearchAttributes(cfg.temporal.namespace);
+    boolean external = engine == io.flashsale.api.TemporalEngine.EXTERNAL;
+    TemporalRuntime temporal = new TemporalRuntime(temporalTarget, cfg.temporal.namespace,
+        cfg.temporal.workflowCacheSize, external ? cfg.temporal.tls : null, external ? cfg.temporal.apiKey : "");
+    boolean inMemory = engine == io.flashsale.api.TemporalEngine.EMBEDDED;
+    if (!inMemory) temporal.awaitReady(cfg.temporal.namespace, Duration.ofSeconds(60));
+    temporal.ensureSearchAttributes(cfg.temporal.namespace, inMemory);
     if (cfg.worker) {
       temporal.registerWorker(new OrderActivitiesImpl(db, Duration.ofMillis(cfg.orders.reservationTtlMs)),
           new ChannelActivitiesImpl(channel), cfg.workerWorkflows, cfg.workerActivities);
@@ -157,6 +168,18 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     }
 
     Orders orders = new Orders(temporal.client(), cfg.orders.toSettings());
+    io.flashsale.api.core.OrphanRepair repair = new io.flashsale.api.core.OrphanRepair(db, temporal.service(),
+        cfg.temporal.namespace, orders);
+    if (cfg.temporal.repairOrphansAtStart && cfg.worker) {
+      // after the worker started (managed above): every non-final order gets its workflow back
+      env.lifecycle().manage(new Managed() {
+        @Override
+        public void start() {
+          var repaired = repair.run();
+          if (!repaired.isEmpty()) log.warn("{} orders had no running workflow and were resumed", repaired.size());
+        }
+      });
+    }
     OrderQueries queries = new OrderQueries(db);
     Principals principals = new Principals(db);
     Reconciler reconciler = new Reconciler(db, channel);
@@ -186,27 +209,34 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     env.admin().addTask(new SkuTask(skus));
     env.admin().addTask(new RevokeTask(principals));
     WorkflowAudit audit = new WorkflowAudit(temporal.service(), temporal.client(), cfg.temporal.namespace);
-    env.admin().addTask(new ReconcileTask(reconciler, audit));
+    env.admin().addTask(new ReconcileTask(reconciler, audit, repair));
     env.metrics().register("flashsale.exports.open",
         (com.codahale.metrics.Gauge<Integer>) orderResource::openExports);
     env.healthChecks().register("postgresql", Checks.postgres(db));
     env.healthChecks().register("temporal", Checks.temporal(temporal.service()));
     env.healthChecks().register("channel", Checks.channel(channel));
 
-    wiring = new Wiring(db, orders, reconciler, channel, skus, temporal, stack, consumer, relay, audit, jdbcUrl,
+    wiring = new Wiring(db, orders, reconciler, channel, skus, temporal, engine, stack, consumer, relay, audit, jdbcUrl,
         apiPort, adminPort);
     EmbeddedStack shown = stack;
-    env.lifecycle().addServerLifecycleListener(server -> banner(cfg, shown, apiPort, adminPort));
+    io.flashsale.api.TemporalEngine shownEngine = engine;
+    String shownTarget = temporalTarget;
+    env.lifecycle().addServerLifecycleListener(server -> banner(cfg, shown, shownEngine, shownTarget, apiPort,
+        adminPort));
   }
 
-  private static void banner(FlashsaleConfiguration cfg, EmbeddedStack stack, int apiPort, int adminPort) {
+  private static void banner(FlashsaleConfiguration cfg, EmbeddedStack stack, io.flashsale.api.TemporalEngine engine,
+      String temporalTarget, int apiPort, int adminPort) {
     String api = "http://127.0.0.1:" + apiPort;
     StringBuilder sb = new StringBuilder("\n=== flashsale is up ===\n");
     sb.append("API        ").append(api).append('\n');
     sb.append("admin      http://127.0.0.1:").append(adminPort).append("  (healthcheck, tasks/sku, tasks/reconcile)\n");
+    sb.append("Temporal   ").append(temporalTarget).append("  (").append(engine.configName()).append(", namespace ")
+        .append(cfg.temporal.namespace).append(")\n");
     if (stack != null) {
-      sb.append("Temporal   127.0.0.1:").append(cfg.temporal.embeddedPort).append("  (namespace ")
-          .append(cfg.temporal.namespace).append(")\n");
+      stack.webUi().ifPresent(ui -> sb.append("Web UI     ").append(ui).append("/namespaces/")
+          .append(cfg.temporal.namespace).append("/workflows\n"));
+      sb.append("data       ").append(stack.dataDir()).append("  (kept across restarts)\n");
       sb.append("channel    ").append(stack.channelUrl()).append('\n');
       sb.append("PostgreSQL ").append(stack.jdbcUrl()).append("  data ").append(stack.dataDir()).append('\n');
       sb.append("consumer   http://").append(cfg.consumer.host).append(':').append(cfg.consumer.port)

@@ -7,8 +7,17 @@ import io.flashsale.workflows.OrderSettings;
 /** Everything configurable; the defaults are the embedded mode (SPEC §3). */
 public class FlashsaleConfiguration extends Configuration {
 
-  /** Start PostgreSQL, Temporal and the channel stub inside this JVM. */
+  /**
+   * The local default: PostgreSQL (embedded binaries) and the channel stub start with the service,
+   * and Temporal per {@code temporal.engine}. False: every piece is external (production).
+   */
   @JsonProperty public boolean embedded = true;
+  /**
+   * Where the local default keeps its state across restarts: PostgreSQL's data directory, the
+   * dev server's database and the channel stub's ledger. Relative paths are against the
+   * working directory (the launcher runs from the project). Ignored when not embedded.
+   */
+  @JsonProperty public String dataDir = "data";
 
   @JsonProperty public DatabaseSettings database = new DatabaseSettings();
   @JsonProperty public TemporalSettings temporal = new TemporalSettings();
@@ -41,21 +50,51 @@ public class FlashsaleConfiguration extends Configuration {
     @JsonProperty public String user = "postgres";
     @JsonProperty public String password = "";
     @JsonProperty public int maxPoolSize = 16;
-    /** Embedded PostgreSQL: port (0 = any free) and data directory (empty = a temp dir). */
+    /** Embedded PostgreSQL: port (0 = any free) and data directory (empty = &lt;dataDir&gt;/postgres). */
     @JsonProperty public int embeddedPort = 0;
     @JsonProperty public String embeddedDataDir = "";
   }
 
   public static class TemporalSettings {
+    /**
+     * auto: the Temporal CLI dev server when a {@code temporal} binary is found, else the in-memory
+     * engine; dev-server / embedded: that one or fail; external: connect to {@code target}. Only
+     * auto and external make sense when {@code embedded} is false (auto then means external).
+     */
+    @JsonProperty public TemporalEngine engine = TemporalEngine.AUTO;
+    /** The frontend to connect to (external engine). */
     @JsonProperty public String target = "127.0.0.1:7233";
     @JsonProperty public String namespace = "default";
-    /** Port of the embedded Temporal service (temporal-testing); it binds every interface. */
+    /** Port the local engine (dev server or in-memory) listens on, on 127.0.0.1. */
     @JsonProperty public int embeddedPort = 7233;
+    /** The dev server's Web UI port (127.0.0.1); 0 = no UI. */
+    @JsonProperty public int uiPort = 8233;
+    /** The dev server's SQLite file; empty = &lt;dataDir&gt;/temporal.db; "memory" = not kept. */
+    @JsonProperty public String devServerDbFile = "";
+    /** The temporal CLI binary; empty = PATH, then the project's .tools/bin. */
+    @JsonProperty public String cliPath = "";
+    /** External engine: TLS (Temporal Cloud needs it; mTLS with a client certificate and key). */
+    @JsonProperty public TlsSettings tls = new TlsSettings();
+    /** External engine: an API key sent as a bearer token (Temporal Cloud API keys); empty = none. */
+    @JsonProperty public String apiKey = "";
+    /** Start a workflow for every non-final order that has none, when the service starts. */
+    @JsonProperty public boolean repairOrphansAtStart = true;
     /**
      * Workflows a worker keeps cached (sticky execution); 0 turns caching and the sticky queue off.
      * Null: the SDK default.
      */
     @JsonProperty public Integer workflowCacheSize;
+  }
+
+  public static class TlsSettings {
+    @JsonProperty public boolean enabled = false;
+    /** PEM CA bundle for the server certificate; empty = the JVM's trust store. */
+    @JsonProperty public String caCertFile = "";
+    /** PEM client certificate and PKCS#8 key for mTLS; both empty = server-side TLS only. */
+    @JsonProperty public String clientCertFile = "";
+    @JsonProperty public String clientKeyFile = "";
+    /** Overrides the name checked against the server certificate (SNI / authority). */
+    @JsonProperty public String serverName = "";
   }
 
   public static class ChannelSettings {

@@ -65,9 +65,17 @@ final class CallbackSender {
     return String.format("ntf-%06d", notifySeq.incrementAndGet());
   }
 
-  /** Creates a new callback event and dispatches it per the order's fault rule. Never blocks. */
-  CallbackEvent publish(String mo, String kind, BigDecimal amount, String txn, String notifyUrl) {
-    CallbackEvent event = new CallbackEvent(nextNotifyId(), mo, kind, amount, txn, notifyUrl);
+  /** Makes sure later notify ids are above {@code seq} (ids of a replayed ledger file are not handed out again). */
+  void notifyIdsAfter(long seq) {
+    notifySeq.accumulateAndGet(seq, Math::max);
+  }
+
+  /**
+   * Creates a callback event with an id from {@link #nextNotifyId} and dispatches it per the order's fault rule.
+   * Never blocks.
+   */
+  CallbackEvent publish(String notifyId, String mo, String kind, BigDecimal amount, String txn, String notifyUrl) {
+    CallbackEvent event = new CallbackEvent(notifyId, mo, kind, amount, txn, notifyUrl);
     FaultRule rule = rules.effective(mo);
     int copies = rule.copies();
     if (rule.holdsCallbacks()) {

@@ -60,14 +60,16 @@ public final class Evidence implements AfterEachCallback, AfterAllCallback {
 
   @Override
   public synchronized void afterAll(ExtensionContext context) throws IOException {
-    StringBuilder sb = new StringBuilder("== ").append(id).append(' ').append(title).append('\n');
+    String engine = Stack.ENGINE;
+    StringBuilder sb = new StringBuilder("== ").append(id).append(" [").append(engine).append("] ").append(title)
+        .append('\n');
     for (String l : lines) sb.append(l).append('\n');
-    sb.append("RESULT ").append(id).append(' ').append(failed == 0 && passed > 0 ? "PASS" : "FAIL").append(' ')
-        .append(title).append('\n');
+    sb.append("RESULT ").append(id).append(' ').append(failed == 0 && passed > 0 ? "PASS" : "FAIL").append(" [")
+        .append(engine).append("] ").append(title).append('\n');
     sb.append("ASSERTIONS passed=").append(passed).append(" failed=").append(failed).append('\n');
     Path dir = Path.of(System.getProperty("evidence.dir", "target/evidence"));
     Files.createDirectories(dir);
-    Files.writeString(dir.resolve(id + ".txt"), sb.toString());
+    Files.writeString(dir.resolve(id + "@" + engine + ".txt"), sb.toString());
     System.out.print(sb);
   }
 }

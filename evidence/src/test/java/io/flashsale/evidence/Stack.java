@@ -17,12 +17,19 @@ import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * The real stack for one experiment class: embedded PostgreSQL, the Temporal service on a real
- * port, the channel stub and the Dropwizard app, all on free ports, talking HTTP and gRPC.
+ * The real stack for one experiment class: embedded PostgreSQL, the Temporal engine on a real
+ * port (the in-memory one, or the temporal CLI's dev server, per the system property
+ * {@code flashsale.engine}), the channel stub and the Dropwizard app, all on free ports and their
+ * own data folder, talking HTTP and gRPC.
  */
 public final class Stack implements BeforeAllCallback, AfterAllCallback {
+  /** The engine this test run uses: embedded (in-memory, time skipping) or dev-server. */
+  public static final String ENGINE = System.getProperty("flashsale.engine", "embedded");
+
   private final Map<String, String> overrides = new LinkedHashMap<>();
   private DropwizardTestSupport<FlashsaleConfiguration> support;
+  private java.nio.file.Path dataDir;
+  private int uiPort;
 
   public HttpJson api;
   public HttpJson admin;
@@ -37,17 +44,55 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
     return this;
   }
 
+  public boolean devServer() {
+    return "dev-server".equals(ENGINE);
+  }
+
+  /** The dev server's Web UI (dev-server engine only). */
+  public String webUi() {
+    return "http://127.0.0.1:" + uiPort;
+  }
+
+  public java.nio.file.Path dataDir() {
+    return dataDir;
+  }
+
   @Override
   public void beforeAll(ExtensionContext context) throws Exception {
-    int apiPort = freePort();
-    int adminPort = freePort();
-    temporalPort = freePort();
+    java.nio.file.Path root = java.nio.file.Path.of("target", "stack-data");
+    java.nio.file.Files.createDirectories(root);
+    dataDir = java.nio.file.Files.createTempDirectory(root.toAbsolutePath(), context.getDisplayName() + "-");
+    start();
+  }
+
+  private int apiPort;
+  private int adminPort;
+  private int channelPort;
+  private int consumerPort;
+
+  /**
+   * Starts the service on this stack's data folder and ports; again after {@link #stop()}, it is a
+   * restart with the same configuration.
+   */
+  public void start() throws Exception {
+    if (apiPort == 0) {
+      apiPort = freePort();
+      adminPort = freePort();
+      temporalPort = freePort();
+      uiPort = freePort();
+      channelPort = freePort();
+      consumerPort = freePort();
+    }
     List<ConfigOverride> all = new ArrayList<>(List.of(
         ConfigOverride.config("server.applicationConnectors[0].port", String.valueOf(apiPort)),
         ConfigOverride.config("server.adminConnectors[0].port", String.valueOf(adminPort)),
+        ConfigOverride.config("dataDir", dataDir.toString()),
+        ConfigOverride.config("temporal.engine", ENGINE),
         ConfigOverride.config("temporal.embeddedPort", String.valueOf(temporalPort)),
-        ConfigOverride.config("channel.embeddedPort", String.valueOf(freePort())),
-        ConfigOverride.config("consumer.port", String.valueOf(freePort())),
+        ConfigOverride.config("temporal.uiPort", String.valueOf(uiPort)),
+        ConfigOverride.config("temporal.devServerDbFile", "memory"),
+        ConfigOverride.config("channel.embeddedPort", String.valueOf(channelPort)),
+        ConfigOverride.config("consumer.port", String.valueOf(consumerPort)),
         ConfigOverride.config("seed.enabled", "false")));
     overrides.forEach((k, v) -> all.add(ConfigOverride.config(k, v)));
     support = new DropwizardTestSupport<>(FlashsaleApplication.class, "embedded.yml",
@@ -60,9 +105,15 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
     sql = new Sql(wiring.db());
   }
 
+  /** Stops the service and its local pieces, as Ctrl-C would; the data folder stays. */
+  public void stop() {
+    if (support != null) support.after();
+    support = null;
+  }
+
   @Override
   public void afterAll(ExtensionContext context) {
-    if (support != null) support.after();
+    stop();
   }
 
   public Database db() {
@@ -75,6 +126,7 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
     p.put("dw.embedded", "false");
     p.put("dw.database.url", wiring.jdbcUrl());
     p.put("dw.temporal.target", "127.0.0.1:" + temporalPort);
+    p.put("dw.temporal.engine", "external");
     p.put("dw.channel.baseUrl", wiring.channel().baseUrl());
     p.put("dw.channel.notifyUrl", "http://127.0.0.1:" + wiring.apiPort() + "/callbacks/payment");
     p.put("dw.channel.timeoutMs", String.valueOf(channelTimeoutMs));
@@ -134,6 +186,16 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
    * TTL, without waiting for it. Timers due in between fire; activities still run in real time.
    */
   public void skip(java.time.Duration d) {
+    if (devServer()) {
+      // a real server has no time skipping: wait it out (the experiments that skip long timers run
+      // on the in-memory engine only)
+      try {
+        Thread.sleep(d.toMillis());
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return;
+    }
     io.temporal.serviceclient.TestServiceStubs test = io.temporal.serviceclient.TestServiceStubs.newServiceStubs(
         io.temporal.serviceclient.TestServiceStubsOptions.newBuilder()
             .setChannel(wiring.temporal().service().getRawChannel())

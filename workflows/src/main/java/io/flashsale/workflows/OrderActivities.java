@@ -24,6 +24,13 @@ public interface OrderActivities {
   Step expireReservation(String orderId);
 
   /** Apply one recorded callback and store its effect on its payment_notification row. */
+  /**
+   * Records the arrival of a notice that did not come through the API (an operator's CLI signal):
+   * once per sourceRef, however often retried; a rejected one is recorded with its effect. Returns
+   * the notice with its arrival id.
+   */
+  Notice recordSignalArrival(String orderId, Notice notice, String sourceRef);
+
   Step applyNotice(String orderId, Notice notice);
 
   /** REFUNDING → REFUNDED once the channel confirmed the refund. */

@@ -77,6 +77,8 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   private String command;
   private String lastEffect;
   private int refundRounds;
+  /** Operator signals recorded by this run (their arrival refs). */
+  private int signalArrivals;
 
   @Override
   public void run(OrderStart start) {
@@ -88,6 +90,12 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       lock.lock();
       try {
         track(new Step("LOADED", db.load(start.orderId()), List.of()));
+        if (order.status() == OrderStatus.PAYING
+            && Workflow.getVersion("resume-paying", Workflow.DEFAULT_VERSION, 1) == 1) {
+          // a repaired order: the run that made the charge is gone with its answer, so it is UNKNOWN
+          track(db.applyChannelAnswer(order.orderId(), new ChannelAnswer(ChannelAnswer.UNKNOWN, null, "run lost"),
+              "repair: charge answer lost"));
+        }
       } finally {
         lock.unlock();
       }
@@ -254,11 +262,23 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   }
 
   /** A notice that cannot be applied (bad arrival id, ...) is logged; it never fails the order's workflow. */
-  private void applyNotice(Notice n) {
+  private void applyNotice(Notice received) {
     try {
-      locked(() -> db.applyNotice(order.orderId(), n));
+      Notice n = received;
+      if (!n.recorded() && Workflow.getVersion("signal-arrivals", Workflow.DEFAULT_VERSION, 1) == 1) {
+        // an operator's signal: no arrival row yet; the ref makes the activity's retries record it once
+        signalArrivals++;
+        n = db.recordSignalArrival(order.orderId(), n, Workflow.getInfo().getRunId() + "/" + signalArrivals);
+        if (n.rejection() != null) {
+          lastEffect = "REJECTED";
+          log.warn("order {} signal rejected: {}", order.orderId(), n.rejection());
+          return;
+        }
+      }
+      Notice arrival = n;
+      locked(() -> db.applyNotice(order.orderId(), arrival));
     } catch (ActivityFailure e) {
-      log.error("order {} notice {} not applied: {}", order.orderId(), n.notifyId(), e.getMessage());
+      log.error("order {} notice {} not applied: {}", order.orderId(), received.notifyId(), e.getMessage());
     }
   }
 

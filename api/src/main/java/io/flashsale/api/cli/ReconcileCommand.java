@@ -15,12 +15,15 @@ public class ReconcileCommand extends Command {
   public void configure(Subparser subparser) {
     subparser.addArgument("--admin").setDefault("http://127.0.0.1:8081").help("admin base URL");
     subparser.addArgument("--format").setDefault("text").choices("text", "json");
+    subparser.addArgument("--repair").action(net.sourceforge.argparse4j.impl.Arguments.storeTrue())
+        .help("first start a workflow for every non-final order that has none");
   }
 
   @Override
   public void run(Bootstrap<?> bootstrap, Namespace ns) {
     HttpJson.Reply r = new HttpJson(ns.getString("admin"), null)
-        .post("/tasks/reconcile?format=" + ns.getString("format"), null);
+        .post("/tasks/reconcile?format=" + ns.getString("format")
+            + (Boolean.TRUE.equals(ns.getBoolean("repair")) ? "&repair=true" : ""), null);
     System.out.print(r.raw());
     if (r.status() != 200) {
       System.err.println("reconcile answered HTTP " + r.status());

@@ -29,7 +29,8 @@ public class WorkerCommand extends ConfiguredCommand<FlashsaleConfiguration> {
     Database db = new Database(cfg.database.url, cfg.database.user, cfg.database.password, cfg.database.maxPoolSize);
     ChannelClient channel = new ChannelClient(cfg.channel.baseUrl, cfg.channel.notifyUrl,
         Duration.ofMillis(cfg.channel.timeoutMs));
-    TemporalRuntime temporal = new TemporalRuntime(cfg.temporal.target, cfg.temporal.namespace, cfg.temporal.workflowCacheSize);
+    TemporalRuntime temporal = new TemporalRuntime(cfg.temporal.target, cfg.temporal.namespace,
+        cfg.temporal.workflowCacheSize, cfg.temporal.tls, cfg.temporal.apiKey);
     temporal.registerWorker(new OrderActivitiesImpl(db, Duration.ofMillis(cfg.orders.reservationTtlMs)),
         new ChannelActivitiesImpl(channel), cfg.workerWorkflows, cfg.workerActivities);
     temporal.start();

@@ -7,6 +7,7 @@ import io.flashsale.workflows.Notice;
 import io.flashsale.workflows.OrderSettings;
 import io.flashsale.workflows.OrderStart;
 import io.flashsale.workflows.OrderWorkflow;
+import io.flashsale.workflows.OrderWorkflowImpl;
 import io.flashsale.workflows.WorkflowIds;
 import io.temporal.api.enums.v1.WorkflowIdConflictPolicy;
 import io.temporal.api.enums.v1.WorkflowIdReusePolicy;
@@ -29,7 +30,8 @@ public final class Orders {
 
   public CreateResult create(CreateOrder req) {
     String workflowId = WorkflowIds.forScope(req.tenant(), req.subject(), req.requestKey());
-    OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, startOptions(workflowId));
+    OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, startOptions(workflowId, req.tenant(), req.sku(),
+        "order " + req.sku() + " x" + req.quantity() + " for " + req.tenant() + "/" + req.subject()));
     WithStartWorkflowOperation<Void> start = new WithStartWorkflowOperation<>(wf::run,
         new OrderStart(req.tenant(), req.subject(), req.requestKey(), null, settings));
     return WorkflowClient.executeUpdateWithStart(wf::create, req,
@@ -50,16 +52,35 @@ public final class Orders {
    */
   public void notify(String workflowId, String tenant, String subject, String requestKey, String orderId,
       Notice notice) {
-    OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, startOptions(workflowId));
+    OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, startOptions(workflowId, tenant, null,
+        "order " + orderId + " (late notice)"));
     BatchRequest batch = client.newSignalWithStartRequest();
     batch.add(wf::run, new OrderStart(tenant, subject, requestKey, orderId, settings));
     batch.add(wf::paymentNotification, notice);
     client.signalWithStart(batch);
   }
 
-  private static WorkflowOptions startOptions(String workflowId) {
+  /**
+   * A new run for an order that has no running workflow (orphan repair): it loads the order and
+   * carries on; its reservation expires at the stored deadline (-1: no longer held).
+   */
+  public void resume(String workflowId, String tenant, String subject, String requestKey, String orderId, String sku,
+      long reservationExpiresAt) {
+    OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, startOptions(workflowId, tenant, sku,
+        "order " + orderId + " (resumed from the database)"));
+    WorkflowClient.start(wf::run, new OrderStart(tenant, subject, requestKey, orderId, settings, reservationExpiresAt,
+        null, null));
+  }
+
+  /** Tenant and SKU are known at start, so the Web UI and visibility can filter on them at once. */
+  private static WorkflowOptions startOptions(String workflowId, String tenant, String sku, String summary) {
+    io.temporal.common.SearchAttributes.Builder attributes = io.temporal.common.SearchAttributes.newBuilder()
+        .set(OrderWorkflowImpl.TENANT, tenant);
+    if (sku != null) attributes.set(OrderWorkflowImpl.SKU, sku);
     return WorkflowOptions.newBuilder()
         .setWorkflowId(workflowId)
+        .setTypedSearchAttributes(attributes.build())
+        .setStaticSummary(summary)
         .setTaskQueue(WorkflowIds.TASK_QUEUE)
         .setWorkflowIdConflictPolicy(WorkflowIdConflictPolicy.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING)
         .setWorkflowIdReusePolicy(WorkflowIdReusePolicy.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE)

@@ -1,6 +1,7 @@
 package io.flashsale.api.core;
 
 import io.dropwizard.lifecycle.Managed;
+import io.flashsale.api.FlashsaleConfiguration;
 import io.flashsale.workflows.ChannelActivities;
 import io.flashsale.workflows.OrderActivities;
 import io.flashsale.workflows.OrderWorkflowImpl;
@@ -29,11 +30,69 @@ public final class TemporalRuntime implements Managed {
   private final WorkerFactory workers;
 
   public TemporalRuntime(String target, String namespace, Integer workflowCacheSize) {
-    this.service = WorkflowServiceStubs.newServiceStubs(WorkflowServiceStubsOptions.newBuilder().setTarget(target).build());
+    this(target, namespace, workflowCacheSize, null, "");
+  }
+
+  /**
+   * @param tls null or disabled: plaintext (local engines); else TLS, with a client certificate
+   *     for mTLS when one is configured
+   * @param apiKey sent as a bearer token on every call (Temporal Cloud API keys); blank = none
+   */
+  public TemporalRuntime(String target, String namespace, Integer workflowCacheSize,
+      FlashsaleConfiguration.TlsSettings tls, String apiKey) {
+    WorkflowServiceStubsOptions.Builder stubs = WorkflowServiceStubsOptions.newBuilder().setTarget(target);
+    if (tls != null && tls.enabled) stubs.setSslContext(sslContext(tls));
+    if (tls != null && tls.enabled && !tls.serverName.isBlank()) {
+      stubs.setChannelInitializer(channel -> channel.overrideAuthority(tls.serverName));
+    }
+    if (apiKey != null && !apiKey.isBlank()) {
+      if (tls == null || !tls.enabled) throw new IllegalArgumentException("temporal.apiKey needs temporal.tls.enabled");
+      stubs.addApiKey(() -> apiKey);
+    }
+    this.service = WorkflowServiceStubs.newServiceStubs(stubs.build());
     this.client = WorkflowClient.newInstance(service, WorkflowClientOptions.newBuilder().setNamespace(namespace).build());
     WorkerFactoryOptions.Builder options = WorkerFactoryOptions.newBuilder();
     if (workflowCacheSize != null) options.setWorkflowCacheSize(workflowCacheSize);
     this.workers = WorkerFactory.newInstance(client, options.build());
+  }
+
+  private static io.grpc.netty.shaded.io.netty.handler.ssl.SslContext sslContext(FlashsaleConfiguration.TlsSettings tls) {
+    try {
+      var builder = io.grpc.netty.shaded.io.grpc.netty.GrpcSslContexts.forClient();
+      if (!tls.caCertFile.isBlank()) builder.trustManager(new java.io.File(tls.caCertFile));
+      if (!tls.clientCertFile.isBlank() || !tls.clientKeyFile.isBlank()) {
+        if (tls.clientCertFile.isBlank() || tls.clientKeyFile.isBlank()) {
+          throw new IllegalArgumentException("mTLS needs both temporal.tls.clientCertFile and clientKeyFile");
+        }
+        builder.keyManager(new java.io.File(tls.clientCertFile), new java.io.File(tls.clientKeyFile));
+      }
+      return builder.build();
+    } catch (javax.net.ssl.SSLException e) {
+      throw new IllegalArgumentException("temporal.tls: " + e.getMessage(), e);
+    }
+  }
+
+  /** Waits until the frontend answers for the namespace (a dev server that just started may not yet). */
+  public void awaitReady(String namespace, java.time.Duration timeout) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      try {
+        service.blockingStub().withDeadlineAfter(2, java.util.concurrent.TimeUnit.SECONDS)
+            .describeNamespace(io.temporal.api.workflowservice.v1.DescribeNamespaceRequest.newBuilder()
+                .setNamespace(namespace).build());
+        return;
+      } catch (io.grpc.StatusRuntimeException e) {
+        if (System.nanoTime() > deadline) {
+          throw new IllegalStateException("Temporal at namespace " + namespace + " not ready: " + e.getStatus(), e);
+        }
+        try {
+          Thread.sleep(200);
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          throw new IllegalStateException("interrupted", ie);
+        }
+      }
+    }
   }
 
   public WorkflowClient client() {
@@ -51,24 +110,43 @@ public final class TemporalRuntime implements Managed {
     if (activities) worker.registerActivitiesImplementations(orders, channel);
   }
 
+  /** The custom search attributes the workflow sets, all Keyword. */
+  public static final java.util.List<String> SEARCH_ATTRIBUTES = java.util.List.of(
+      OrderWorkflowImpl.ORDER_ID.getName(), OrderWorkflowImpl.ORDER_STATUS.getName(),
+      OrderWorkflowImpl.SKU.getName(), OrderWorkflowImpl.TENANT.getName());
+
   /**
-   * The custom search attributes the workflow upserts. An unregistered one fails the workflow
-   * task in a loop, so the embedded service gets them before any worker starts.
+   * Registers the custom search attributes the workflow upserts, on any engine that lacks them.
+   * An unregistered one fails the workflow task in a loop, so this runs before any worker starts;
+   * when the engine does not let us add them, the service stops with the command that does.
    */
-  public void registerSearchAttributes(String namespace) {
+  public void ensureSearchAttributes(String namespace, boolean inMemoryEngine) {
     OperatorServiceStubs operator = OperatorServiceStubs.newServiceStubs(
         OperatorServiceStubsOptions.newBuilder().setChannel(service.getRawChannel()).validateAndBuildWithDefaults());
+    java.util.Set<String> missing = new java.util.TreeSet<>(SEARCH_ATTRIBUTES);
+    if (!inMemoryEngine) {
+      try {
+        missing.removeAll(operator.blockingStub().listSearchAttributes(
+            io.temporal.api.operatorservice.v1.ListSearchAttributesRequest.newBuilder().setNamespace(namespace).build())
+            .getCustomAttributesMap().keySet());
+      } catch (io.grpc.StatusRuntimeException e) {
+        log.warn("could not list search attributes ({}); trying to add them", e.getStatus());
+      }
+    }
+    if (missing.isEmpty()) return;
+    Map<String, IndexedValueType> add = new java.util.LinkedHashMap<>();
+    for (String name : missing) add.put(name, IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD);
     try {
       operator.blockingStub().addSearchAttributes(AddSearchAttributesRequest.newBuilder()
-          .setNamespace(namespace)
-          .putAllSearchAttributes(Map.of(
-              OrderWorkflowImpl.ORDER_ID.getName(), IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
-              OrderWorkflowImpl.ORDER_STATUS.getName(), IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
-              OrderWorkflowImpl.SKU.getName(), IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD,
-              OrderWorkflowImpl.TENANT.getName(), IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD))
-          .build());
+          .setNamespace(namespace).putAllSearchAttributes(add).build());
+      log.info("search attributes {} registered in namespace {}", missing, namespace);
     } catch (io.grpc.StatusRuntimeException e) {
-      log.info("search attributes not added ({}); assuming they exist", e.getStatus());
+      if (inMemoryEngine || e.getStatus().getCode() == io.grpc.Status.Code.ALREADY_EXISTS) return;
+      StringBuilder cmd = new StringBuilder("temporal operator search-attribute create --namespace ").append(namespace);
+      for (String name : missing) cmd.append(" --name ").append(name).append(" --type Keyword");
+      throw new IllegalStateException("the search attributes " + missing + " are not registered in namespace "
+          + namespace + " and this service may not add them (" + e.getStatus().getCode() + "). Register them once: "
+          + cmd, e);
     }
   }
 

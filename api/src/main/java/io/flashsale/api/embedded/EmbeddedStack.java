@@ -1,50 +1,146 @@
 package io.flashsale.api.embedded;
 
+import io.flashsale.api.FlashsaleConfiguration;
+import io.flashsale.api.TemporalEngine;
 import io.flashsale.channel.ChannelStub;
 import io.temporal.testserver.TestServer;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The laptop stack in one JVM: PostgreSQL (zonky binaries), the Temporal service from
- * temporal-testing bound to a real port, and the channel stub. Stopped in reverse order.
+ * The local default: PostgreSQL (zonky binaries) with its data directory in the data folder, the
+ * Temporal engine (the dev server as a supervised child, or the in-memory test server), and the
+ * channel stub with its ledger in the data folder. Stopped in reverse order, after the service
+ * drained (it is managed first, so Dropwizard stops it last).
  */
 public final class EmbeddedStack implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(EmbeddedStack.class);
 
   private final EmbeddedPostgres postgres;
-  private final TestServer.PortBoundTestServer temporal;
+  private final DevServer devServer;
+  private final TestServer.PortBoundTestServer testServer;
   private final ChannelStub channel;
   private final File dataDir;
+  private final TemporalEngine engine;
+  private final int temporalPort;
 
-  private EmbeddedStack(EmbeddedPostgres postgres, TestServer.PortBoundTestServer temporal, ChannelStub channel,
-      File dataDir) {
+  private EmbeddedStack(EmbeddedPostgres postgres, DevServer devServer, TestServer.PortBoundTestServer testServer,
+      ChannelStub channel, File dataDir, TemporalEngine engine, int temporalPort) {
     this.postgres = postgres;
-    this.temporal = temporal;
+    this.devServer = devServer;
+    this.testServer = testServer;
     this.channel = channel;
     this.dataDir = dataDir;
+    this.engine = engine;
+    this.temporalPort = temporalPort;
   }
 
-  public static EmbeddedStack start(int pgPort, String pgDataDir, int temporalPort, String channelHost,
-      int channelPort, String callbackSecret) throws IOException {
-    File dir = pgDataDir == null || pgDataDir.isBlank()
-        ? Files.createTempDirectory("flashsale-pg").toFile()
-        : new File(pgDataDir).getAbsoluteFile();
-    dir.mkdirs();
-    EmbeddedPostgres.Builder pg = EmbeddedPostgres.builder().setDataDirectory(dir).setCleanDataDirectory(false);
-    if (pgPort > 0) pg.setPort(pgPort);
+  /**
+   * Resolves {@code auto}: the dev server when the temporal CLI is installed, else the in-memory
+   * engine, with one line saying what that loses.
+   */
+  public static TemporalEngine resolve(FlashsaleConfiguration cfg) {
+    TemporalEngine wanted = cfg.temporal.engine;
+    if (wanted != TemporalEngine.AUTO) return wanted;
+    if (!cfg.embedded) return TemporalEngine.EXTERNAL;
+    if (TemporalCli.find(cfg.temporal.cliPath).isPresent()) return TemporalEngine.DEV_SERVER;
+    log.warn("Temporal: no temporal CLI found, using the IN-MEMORY engine: workflows are lost when the service stops"
+        + " (orders stay in PostgreSQL and get new workflows at the next start), no Web UI, no temporal CLI."
+        + " For the real server: " + TemporalCli.INSTALL_HINT);
+    return TemporalEngine.EMBEDDED;
+  }
+
+  /** Starts the local pieces; {@code engine} is already resolved (never AUTO). */
+  public static EmbeddedStack start(FlashsaleConfiguration cfg, TemporalEngine engine) throws IOException {
+    Path data = Path.of(cfg.dataDir == null || cfg.dataDir.isBlank() ? "data" : cfg.dataDir).toAbsolutePath();
+    Files.createDirectories(data);
+    DevServer dev = null;
+    TestServer.PortBoundTestServer test = null;
+    int temporalPort = cfg.temporal.embeddedPort;
+    if (engine == TemporalEngine.DEV_SERVER) {
+      Path cli = TemporalCli.find(cfg.temporal.cliPath).orElseThrow(() -> new IOException(
+          "temporal.engine is dev-server but no temporal CLI was found; install it with " + TemporalCli.INSTALL_HINT
+              + " or set temporal.cliPath"));
+      String dbSetting = cfg.temporal.devServerDbFile;
+      Path dbFile = "memory".equals(dbSetting) ? null
+          : dbSetting == null || dbSetting.isBlank() ? data.resolve("temporal.db") : Path.of(dbSetting).toAbsolutePath();
+      dev = DevServer.start(new DevServer.Options(cli, cfg.temporal.namespace, temporalPort, cfg.temporal.uiPort,
+          dbFile, data, List.of("OrderId", "OrderStatus", "Sku", "Tenant")));
+    } else if (engine == TemporalEngine.EMBEDDED) {
+      test = TestServer.createPortBoundServer(temporalPort);
+      log.info("in-memory Temporal engine on port {}", temporalPort);
+    }
+
+    File pgDir = cfg.database.embeddedDataDir == null || cfg.database.embeddedDataDir.isBlank()
+        ? data.resolve("postgres").toFile()
+        : new File(cfg.database.embeddedDataDir).getAbsoluteFile();
+    pgDir.mkdirs();
+    stopLeftoverPostmaster(pgDir.toPath());
+    // no shutdown hook of its own: it must stop after the service drained, not beside it
+    EmbeddedPostgres.Builder pg = EmbeddedPostgres.builder().setDataDirectory(pgDir).setCleanDataDirectory(false)
+        .setRegisterShutdownHook(false);
+    if (cfg.database.embeddedPort > 0) pg.setPort(cfg.database.embeddedPort);
     EmbeddedPostgres postgres = pg.start();
-    log.info("embedded PostgreSQL on port {} (data dir {})", postgres.getPort(), dir);
-    TestServer.PortBoundTestServer temporal = TestServer.createPortBoundServer(temporalPort);
-    log.info("embedded Temporal service on port {}", temporalPort);
-    ChannelStub channel = ChannelStub.start(channelHost, channelPort,
-        callbackSecret == null || callbackSecret.isBlank() ? null : callbackSecret);
-    log.info("channel stub at {}", channel.baseUrl());
-    return new EmbeddedStack(postgres, temporal, channel, dir);
+    log.info("embedded PostgreSQL on port {} (data dir {})", postgres.getPort(), pgDir);
+
+    String secret = cfg.channel.callbackSecret;
+    ChannelStub channel = ChannelStub.start(cfg.channel.host, cfg.channel.embeddedPort,
+        secret == null || secret.isBlank() ? null : secret, data.resolve("channel-ledger.jsonl"));
+    log.info("channel stub at {} (ledger {})", channel.baseUrl(), data.resolve("channel-ledger.jsonl"));
+    return new EmbeddedStack(postgres, dev, test, channel, data.toFile(), engine, temporalPort);
+  }
+
+  /**
+   * A postmaster left running by a JVM that was killed holds the data directory: stop it (fast
+   * shutdown) so this start can take over; a stale pid file alone PostgreSQL handles itself.
+   */
+  static void stopLeftoverPostmaster(Path pgDir) throws IOException {
+    Path pidFile = pgDir.resolve("postmaster.pid");
+    if (!Files.exists(pidFile)) return;
+    List<String> lines = Files.readAllLines(pidFile);
+    if (lines.isEmpty()) return;
+    long pid;
+    try {
+      pid = Long.parseLong(lines.get(0).trim());
+    } catch (NumberFormatException e) {
+      return;
+    }
+    Optional<ProcessHandle> h = ProcessHandle.of(pid);
+    if (h.isEmpty() || !h.get().isAlive()) return;
+    String command = h.get().info().command().orElse("");
+    if (!command.contains("postgres")) return;
+    log.warn("stopping the PostgreSQL left running by an earlier start (pid {}, {})", pid, pgDir);
+    try {
+      new ProcessBuilder("kill", "-INT", String.valueOf(pid)).inheritIO().start().waitFor();
+      h.get().onExit().get(30, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      h.get().destroyForcibly();
+    }
+  }
+
+  public TemporalEngine engine() {
+    return engine;
+  }
+
+  /** The frontend of the local engine. */
+  public String temporalTarget() {
+    return "127.0.0.1:" + temporalPort;
+  }
+
+  public Optional<String> webUi() {
+    return devServer == null ? Optional.empty() : devServer.uiUrl();
+  }
+
+  public Optional<DevServer> devServer() {
+    return Optional.ofNullable(devServer);
   }
 
   public String jdbcUrl() {
@@ -62,7 +158,8 @@ public final class EmbeddedStack implements AutoCloseable {
   @Override
   public void close() {
     channel.stop();
-    temporal.close();
+    if (testServer != null) testServer.close();
+    if (devServer != null) devServer.close();
     try {
       postgres.close();
     } catch (IOException e) {

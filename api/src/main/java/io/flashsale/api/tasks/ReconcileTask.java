@@ -8,23 +8,37 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
-/** POST /tasks/reconcile[?format=json] : the report, last line the summary (SPEC §10). */
+/**
+ * POST /tasks/reconcile[?format=json][&amp;repair=true] : the report, last line the summary. With
+ * repair, every non-final order without a running workflow first gets one, and the report lists
+ * what was repaired.
+ */
 public class ReconcileTask extends Task {
   private static final ObjectMapper JSON = new ObjectMapper();
   private final Reconciler reconciler;
   private final Reconciler.WorkflowCheck workflows;
+  private final io.flashsale.api.core.OrphanRepair repair;
 
-  public ReconcileTask(Reconciler reconciler, Reconciler.WorkflowCheck workflows) {
+  public ReconcileTask(Reconciler reconciler, Reconciler.WorkflowCheck workflows,
+      io.flashsale.api.core.OrphanRepair repair) {
     super("reconcile");
     this.reconciler = reconciler;
     this.workflows = workflows;
+    this.repair = repair;
   }
 
   @Override
   public void execute(Map<String, List<String>> params, PrintWriter out) throws Exception {
+    String repairParam = SkuTask.one(params, "repair", "false");
+    if (!repairParam.equals("true") && !repairParam.equals("false")) {
+      throw new IllegalArgumentException("repair must be true or false");
+    }
+    List<io.flashsale.api.core.OrphanRepair.Repaired> repaired =
+        repairParam.equals("true") ? repair.run() : List.of();
     Reconciler.Report r = reconciler.run(workflows);
     if ("json".equals(SkuTask.one(params, "format", "text"))) {
       Map<String, Object> body = new LinkedHashMap<>();
+      body.put("repaired", repaired.stream().map(io.flashsale.api.core.OrphanRepair.Repaired::line).toList());
       body.put("classes", r.classes());
       body.put("mismatches", r.mismatches());
       body.put("pending", r.pending());
@@ -36,6 +50,8 @@ public class ReconcileTask extends Task {
       body.put("summary", r.summaryLine());
       out.println(JSON.writeValueAsString(body));
     } else {
+      for (var x : repaired) out.println(x.line());
+      if (repairParam.equals("true")) out.println("repaired=" + repaired.size());
       out.print(r.text());
     }
   }

@@ -1,0 +1,95 @@
+package io.flashsale.api.core;
+
+import io.flashsale.activities.Database;
+import io.temporal.api.common.v1.WorkflowExecution;
+import io.temporal.api.enums.v1.WorkflowExecutionStatus;
+import io.temporal.api.workflowservice.v1.DescribeWorkflowExecutionRequest;
+import io.temporal.serviceclient.WorkflowServiceStubs;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Timestamp;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Every non-final order needs a running workflow, or nothing converges it: after a restart of the
+ * in-memory engine (which keeps nothing), or a workflow lost any other way (terminated by hand,
+ * an engine that lost its state). Each orphan gets a new run that loads the order from the
+ * database and carries on: the reservation expires at its stored deadline, a PAYING order whose
+ * charge answer went with the old run becomes UNKNOWN and is converged by query.
+ */
+public final class OrphanRepair {
+  private static final Logger log = LoggerFactory.getLogger(OrphanRepair.class);
+
+  /** One repaired order: what it was and what was started for it. */
+  public record Repaired(String orderId, String status, String workflowId, String previousRun) {
+    public String line() {
+      return "repaired " + orderId + " " + status + " workflow " + workflowId + " (was " + previousRun + ")";
+    }
+  }
+
+  private record Candidate(String orderId, String status, String workflowId, String tenant, String subject,
+      String requestKey, String sku, String reservationStatus, Timestamp expiresAt) {}
+
+  private final Database db;
+  private final WorkflowServiceStubs service;
+  private final String namespace;
+  private final Orders orders;
+
+  public OrphanRepair(Database db, WorkflowServiceStubs service, String namespace, Orders orders) {
+    this.db = db;
+    this.service = service;
+    this.namespace = namespace;
+    this.orders = orders;
+  }
+
+  public List<Repaired> run() {
+    List<Repaired> repaired = new ArrayList<>();
+    for (Candidate c : nonFinalOrders()) {
+      String previous = runState(c.workflowId());
+      if ("RUNNING".equals(previous)) continue;
+      // -1: the reservation is no longer held (released or confirmed), no expiry timer to set
+      long expiresAt = "HELD".equals(c.reservationStatus()) && c.expiresAt() != null ? c.expiresAt().getTime() : -1L;
+      orders.resume(c.workflowId(), c.tenant(), c.subject(), c.requestKey(), c.orderId(), c.sku(), expiresAt);
+      Repaired r = new Repaired(c.orderId(), c.status(), c.workflowId(), previous);
+      log.warn("order {} {} had no running workflow ({}): started a new run that loads it", c.orderId(), c.status(),
+          previous);
+      repaired.add(r);
+    }
+    return repaired;
+  }
+
+  /** RUNNING, COMPLETED, ... or NONE. */
+  private String runState(String workflowId) {
+    try {
+      WorkflowExecutionStatus s = service.blockingStub().describeWorkflowExecution(
+              DescribeWorkflowExecutionRequest.newBuilder().setNamespace(namespace)
+                  .setExecution(WorkflowExecution.newBuilder().setWorkflowId(workflowId)).build())
+          .getWorkflowExecutionInfo().getStatus();
+      return s.name().replace("WORKFLOW_EXECUTION_STATUS_", "");
+    } catch (io.grpc.StatusRuntimeException e) {
+      if (e.getStatus().getCode() == io.grpc.Status.Code.NOT_FOUND) return "NONE";
+      throw e;
+    }
+  }
+
+  private List<Candidate> nonFinalOrders() {
+    return db.read(c -> {
+      List<Candidate> out = new ArrayList<>();
+      try (PreparedStatement ps = c.prepareStatement(
+          "SELECT o.order_id, o.status, o.workflow_id, o.tenant, o.subject, o.request_key, o.sku, r.status,"
+              + " r.expires_at FROM orders o LEFT JOIN reservation r ON r.reservation_key = o.reservation_key"
+              + " WHERE o.status IN ('CREATED', 'PAYING', 'UNKNOWN', 'REFUNDING') ORDER BY o.order_id")) {
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            out.add(new Candidate(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
+                rs.getString(6), rs.getString(7), rs.getString(8), rs.getTimestamp(9)));
+          }
+        }
+      }
+      return out;
+    });
+  }
+}

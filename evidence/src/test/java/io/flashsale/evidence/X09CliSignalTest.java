@@ -1,0 +1,80 @@
+package io.flashsale.evidence;
+
+import io.flashsale.api.cli.HttpJson;
+import java.util.Map;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * X-09: an operator drives an order with the real temporal CLI. An order is stuck UNKNOWN after a
+ * lost reply (its first query is far away); visibility lists it by OrderStatus; a
+ * {@code temporal workflow signal --name paymentNotification} with the callback's JSON fields makes
+ * it PAID with the same rules as the HTTP callback; the same signal again is a DUPLICATE; a
+ * malformed payload is recorded as REJECTED, not dropped; reconcile is clean.
+ */
+@Tag("dev-server-only")
+class X09CliSignalTest {
+  @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQueryMs", 600_000);
+  @RegisterExtension static final Evidence ev = new Evidence("X-09", "temporal CLI signal: UNKNOWN → PAID, duplicate, rejected");
+
+  @Test
+  void cliSignalDrivesTheOrder() throws Exception {
+    stack.sku("sku-x09", 5, 3);
+    HttpJson buyer = stack.api.login("t1", "user-0901");
+    String orderId = Buyers.create(buyer, "x09", "sku-x09", 1).text("order_id");
+    String other = Buyers.create(buyer, "x09-other", "sku-x09", 1).text("order_id");
+    Buyers.fault(stack.channel, orderId, Map.of("reply_delay_ms", 1200, "hold_callbacks", true));
+    ev.equal("UNKNOWN", Buyers.pay(buyer, orderId).text("status"), "a lost reply leaves the order UNKNOWN");
+    String workflowId = stack.sql.text("SELECT workflow_id FROM orders WHERE order_id = ?", orderId);
+    String txn = stack.channel.get("/charges/" + orderId).text("txn");
+    ev.note("order " + orderId + " workflow " + workflowId + " charged at the channel as " + txn);
+
+    // visibility is eventually consistent: poll the CLI's own listing
+    String[] listed = {""};
+    boolean found = stack.within(() -> {
+      try {
+        listed[0] = TemporalCliProcess.run(stack, "workflow", "list", "--query", "OrderStatus=\"UNKNOWN\"").output();
+        return listed[0].contains(workflowId);
+      } catch (Exception e) {
+        return false;
+      }
+    }, 15_000);
+    ev.note("temporal workflow list --query 'OrderStatus=\"UNKNOWN\"':\n" + listed[0]);
+    ev.check(found, "the CLI lists the UNKNOWN order by its OrderStatus search attribute");
+    String otherWorkflow = stack.sql.text("SELECT workflow_id FROM orders WHERE order_id = ?", other);
+    ev.check(!listed[0].contains(otherWorkflow), "the CREATED order is not listed as UNKNOWN");
+
+    String input = "{\"notify_id\":\"ops-1\",\"kind\":\"CHARGED\",\"amount\":1990,\"txn\":\"" + txn + "\"}";
+    TemporalCliProcess.Result signal = TemporalCliProcess.run(stack, "workflow", "signal", "--workflow-id", workflowId,
+        "--name", "paymentNotification", "--input", input);
+    ev.note("temporal workflow signal --input '" + input + "' → exit " + signal.exit() + " " + signal.output());
+    ev.equal(0, signal.exit(), "the CLI signal is accepted");
+    stack.awaitStatus(orderId, "PAID", 15_000);
+    ev.note("timeline " + orderId + ": " + stack.sql.timeline(orderId));
+    ev.check(stack.sql.timeline(orderId).endsWith("[UNKNOWN->PAID v4 callback ops-1]"),
+        "PAID by the signal, through the same transition as a callback");
+
+    ev.equal(0, TemporalCliProcess.run(stack, "workflow", "signal", "--workflow-id", workflowId,
+        "--name", "paymentNotification", "--input", input).exit(), "the same signal again is accepted");
+    String malformed = "{\"notify_id\":\"ops-2\",\"kind\":\"CHARGED\",\"amount\":\"lots\"}";
+    ev.equal(0, TemporalCliProcess.run(stack, "workflow", "signal", "--workflow-id", workflowId,
+        "--name", "paymentNotification", "--input", malformed).exit(), "a malformed signal reaches the workflow");
+    stack.awaitTrue(() -> stack.sql.count("SELECT count(*) FROM payment_notification WHERE source = 'signal'"
+        + " AND effect IS NOT NULL") == 3, 15_000, "three signal arrivals recorded with their effect");
+    Map<String, Integer> effects = stack.sql.histogram(
+        "SELECT effect FROM payment_notification WHERE source = 'signal'");
+    ev.note("signal arrivals by effect: " + effects);
+    ev.equal(1, effects.get("PAID"), "first signal: PAID");
+    ev.equal(1, effects.get("DUPLICATE PAID"), "second identical signal: DUPLICATE PAID");
+    ev.check(effects.keySet().stream().anyMatch(e -> e.startsWith("REJECTED amount")),
+        "malformed signal recorded as REJECTED with its reason");
+    ev.equal(1, Buyers.chargeRequests(stack.channel, orderId), "one charge request");
+    ev.equal(1L, stack.sql.count("SELECT count(*) FROM outbox WHERE order_id = ?", orderId), "one ORDER_PAID event");
+
+    stack.channel.post("/_callbacks/release", Map.of("merchant_order", orderId, "order", "fifo"));
+    stack.awaitNoticesApplied(4, 15_000);
+    Buyers.cancel(buyer, other);
+    stack.checkReconcileClean(ev, "reconcile clean");
+  }
+}
