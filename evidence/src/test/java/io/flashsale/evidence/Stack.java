@@ -83,18 +83,20 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
       channelPort = freePort();
       consumerPort = freePort();
     }
-    List<ConfigOverride> all = new ArrayList<>(List.of(
-        ConfigOverride.config("server.applicationConnectors[0].port", String.valueOf(apiPort)),
-        ConfigOverride.config("server.adminConnectors[0].port", String.valueOf(adminPort)),
-        ConfigOverride.config("dataDir", dataDir.toString()),
-        ConfigOverride.config("temporal.engine", ENGINE),
-        ConfigOverride.config("temporal.embeddedPort", String.valueOf(temporalPort)),
-        ConfigOverride.config("temporal.uiPort", String.valueOf(uiPort)),
-        ConfigOverride.config("temporal.devServerDbFile", "memory"),
-        ConfigOverride.config("channel.embeddedPort", String.valueOf(channelPort)),
-        ConfigOverride.config("consumer.port", String.valueOf(consumerPort)),
-        ConfigOverride.config("seed.enabled", "false")));
-    overrides.forEach((k, v) -> all.add(ConfigOverride.config(k, v)));
+    Map<String, String> settings = new LinkedHashMap<>();
+    settings.put("server.applicationConnectors[0].port", String.valueOf(apiPort));
+    settings.put("server.adminConnectors[0].port", String.valueOf(adminPort));
+    settings.put("dataDir", dataDir.toString());
+    settings.put("temporal.engine", ENGINE);
+    settings.put("temporal.embeddedPort", String.valueOf(temporalPort));
+    settings.put("temporal.uiPort", String.valueOf(uiPort));
+    settings.put("temporal.devServerDbFile", "memory");
+    settings.put("channel.embeddedPort", String.valueOf(channelPort));
+    settings.put("consumer.port", String.valueOf(consumerPort));
+    settings.put("seed.enabled", "false");
+    settings.putAll(overrides); // one value per key: a key set twice is restored wrongly between stop and start
+    List<ConfigOverride> all = new ArrayList<>();
+    settings.forEach((k, v) -> all.add(ConfigOverride.config(k, v)));
     support = new DropwizardTestSupport<>(FlashsaleApplication.class, "embedded.yml",
         all.toArray(new ConfigOverride[0]));
     support.before();
