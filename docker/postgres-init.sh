@@ -1,0 +1,23 @@
+#!/bin/sh
+# Mounted into /docker-entrypoint-initdb.d of the postgresql service: runs once, on the first start
+# with an empty data directory (the postgresql-data volume). Creates
+#   flashsale            role + database of the app (production.example.yml: database.user / url)
+#   temporal             role owning temporal and temporal_visibility (Temporal's persistence and
+#                        visibility stores; the temporal service creates the schemas in them)
+# The passwords come from the environment of the postgresql service. Changing them later needs
+# ALTER ROLE by hand (or a new volume): this script does not run again.
+# The official image sources this file when it is not executable: no `set -u`, no `exit`.
+: "${FLASHSALE_DB_PASSWORD:?FLASHSALE_DB_PASSWORD is not set}"
+: "${TEMPORAL_DB_PASSWORD:?TEMPORAL_DB_PASSWORD is not set}"
+psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --dbname postgres \
+  -v flashsale_password="$FLASHSALE_DB_PASSWORD" \
+  -v temporal_password="$TEMPORAL_DB_PASSWORD" <<'SQL'
+CREATE ROLE flashsale LOGIN PASSWORD :'flashsale_password';
+CREATE DATABASE flashsale OWNER flashsale;
+CREATE ROLE temporal LOGIN PASSWORD :'temporal_password';
+CREATE DATABASE temporal OWNER temporal;
+CREATE DATABASE temporal_visibility OWNER temporal;
+-- the visibility schema's indexes need btree_gin; create it as the superuser up front
+\connect temporal_visibility
+CREATE EXTENSION IF NOT EXISTS btree_gin;
+SQL
