@@ -133,10 +133,11 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
     p.put("dw.channel.notifyUrl", "http://127.0.0.1:" + wiring.apiPort() + "/callbacks/payment");
     p.put("dw.channel.timeoutMs", String.valueOf(channelTimeoutMs));
     p.put("dw.logging.level", "INFO");
-    // the killed process hosts the activities (it makes the charge, it holds the transaction); the
-    // workflows stay on the test JVM's worker: the test server never moves a workflow task off a
-    // dead worker's sticky queue (a real cluster does, after a timeout)
-    p.put("dw.workerWorkflows", "false");
+    // the killed process hosts the activities (it makes the charge, it holds the transaction). On
+    // the dev server it hosts the workflows too: a real server moves a dead worker's workflow tasks
+    // off its sticky queue after a timeout; the in-memory test server never does, so there the
+    // workflows stay on the test JVM's worker
+    if (!devServer()) p.put("dw.workerWorkflows", "false");
     return p;
   }
 
