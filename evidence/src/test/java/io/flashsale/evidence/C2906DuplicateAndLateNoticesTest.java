@@ -19,6 +19,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * its held notices then arrive reversed (REFUNDED first, CHARGED last) and change nothing.
  * The 60 s reservation TTL and the 120 s first query are time-skipped.
  */
+// skips the clock past long timers (60 s and more): time skipping exists only in the in-memory engine
+@org.junit.jupiter.api.Tag("in-memory-only")
 class C2906DuplicateAndLateNoticesTest {
   @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQueryMs", 120_000);
   @RegisterExtension static final Evidence ev = new Evidence("C29-06", "16 identical callbacks; reversed late notices");

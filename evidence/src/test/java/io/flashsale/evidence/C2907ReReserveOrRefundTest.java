@@ -14,6 +14,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * and the ledger shows one refund. Later notices change nothing, also after B's workflow
  * completed (signal-with-start gives a new run that applies the same rules from the database).
  */
+// skips the clock past long timers (60 s and more): time skipping exists only in the in-memory engine
+@org.junit.jupiter.api.Tag("in-memory-only")
 class C2907ReReserveOrRefundTest {
   @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQueryMs", 300_000);
   @RegisterExtension static final Evidence ev = new Evidence("C29-07", "re-reserve /r2 or refund, one refund in the ledger");

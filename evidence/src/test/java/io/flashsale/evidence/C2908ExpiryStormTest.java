@@ -18,6 +18,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * (printed); the invariants are asserted: PAID never exceeds the stock and reconciliation is
  * clean once everything converged.
  */
+// skips the clock past long timers (60 s and more): time skipping exists only in the in-memory engine
+@org.junit.jupiter.api.Tag("in-memory-only")
 class C2908ExpiryStormTest {
   @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQueryMs", 300_000);
   @RegisterExtension static final Evidence ev = new Evidence("C29-08", "20 expired UNKNOWN + 20 callbacks + 10 new buyers");

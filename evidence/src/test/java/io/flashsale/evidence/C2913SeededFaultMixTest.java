@@ -22,6 +22,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * sold out come back with new keys while the orders converge. Outcome counts are scheduling and
  * printed; the last reconcile line must be clean.
  */
+// skips the clock past long timers (60 s and more): time skipping exists only in the in-memory engine
+@org.junit.jupiter.api.Tag("in-memory-only")
 class C2913SeededFaultMixTest {
   @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQueryMs", 90_000);
   @RegisterExtension static final Evidence ev = new Evidence("C29-13", "24-order seeded fault mix with late buyers");

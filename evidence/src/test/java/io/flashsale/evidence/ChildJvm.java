@@ -55,6 +55,19 @@ final class ChildJvm implements AutoCloseable {
     throw new AssertionError("child never printed '" + text + "', see " + log);
   }
 
+  /** Waits for the process to end by itself; its exit status. */
+  int awaitExit(long timeoutMs) throws InterruptedException {
+    if (!process.waitFor(timeoutMs, java.util.concurrent.TimeUnit.MILLISECONDS)) {
+      process.destroyForcibly();
+      throw new AssertionError("child did not exit within " + timeoutMs + " ms, see " + log);
+    }
+    return process.exitValue();
+  }
+
+  String log() throws IOException {
+    return Files.readString(log);
+  }
+
   /** SIGKILL (kill -9); returns the exit status the shell would show (137). */
   int killHard() throws InterruptedException {
     process.destroyForcibly();

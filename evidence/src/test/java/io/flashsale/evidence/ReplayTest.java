@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Test;
  * Recorded histories from real runs (src/test/resources/histories) must replay against the
  * current workflow code: a change that alters history without Workflow.getVersion fails here.
  */
+@org.junit.jupiter.api.Tag("in-memory-only") // engine-free: it runs once, in the fast run
 class ReplayTest {
   @Test
   void recordedHistoriesReplay() throws Exception {

@@ -72,6 +72,7 @@ class X09CliSignalTest {
     ev.equal(1, Buyers.chargeRequests(stack.channel, orderId), "one charge request");
     ev.equal(1L, stack.sql.count("SELECT count(*) FROM outbox WHERE order_id = ?", orderId), "one ORDER_PAID event");
 
+    stack.recordHistory(orderId, "x09-cli-signals-paid-duplicate-rejected");
     stack.channel.post("/_callbacks/release", Map.of("merchant_order", orderId, "order", "fifo"));
     stack.awaitNoticesApplied(4, 15_000);
     Buyers.cancel(buyer, other);

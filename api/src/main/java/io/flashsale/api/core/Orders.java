@@ -72,6 +72,15 @@ public final class Orders {
         null, null));
   }
 
+  /** True once the order's workflow holds its order (a resumed run has loaded it). */
+  public boolean loaded(String workflowId) {
+    try {
+      return client.newWorkflowStub(OrderWorkflow.class, workflowId).status().order() != null;
+    } catch (RuntimeException e) {
+      return false;
+    }
+  }
+
   /** Tenant and SKU are known at start, so the Web UI and visibility can filter on them at once. */
   private static WorkflowOptions startOptions(String workflowId, String tenant, String sku, String summary) {
     io.temporal.common.SearchAttributes.Builder attributes = io.temporal.common.SearchAttributes.newBuilder()

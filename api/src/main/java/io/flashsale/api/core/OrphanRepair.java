@@ -61,6 +61,17 @@ public final class OrphanRepair {
     return repaired;
   }
 
+  /**
+   * Waits (bounded) until each resumed run has loaded its order, so a reconciliation right after
+   * the repair judges the loaded workflow, not one still starting.
+   */
+  public void awaitLoaded(List<Repaired> repaired, java.time.Duration bound) throws InterruptedException {
+    long deadline = System.nanoTime() + bound.toNanos();
+    for (Repaired r : repaired) {
+      while (!orders.loaded(r.workflowId()) && System.nanoTime() < deadline) Thread.sleep(100);
+    }
+  }
+
   /** RUNNING, COMPLETED, ... or NONE. */
   private String runState(String workflowId) {
     try {

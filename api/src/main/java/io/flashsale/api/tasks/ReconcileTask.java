@@ -35,6 +35,7 @@ public class ReconcileTask extends Task {
     }
     List<io.flashsale.api.core.OrphanRepair.Repaired> repaired =
         repairParam.equals("true") ? repair.run() : List.of();
+    repair.awaitLoaded(repaired, java.time.Duration.ofSeconds(15));
     Reconciler.Report r = reconciler.run(workflows);
     if ("json".equals(SkuTask.one(params, "format", "text"))) {
       Map<String, Object> body = new LinkedHashMap<>();
