@@ -4,18 +4,16 @@ import io.flashsale.activities.Reconciler;
 import io.flashsale.workflows.OrderState;
 import io.flashsale.workflows.OrderStatus;
 import io.flashsale.workflows.OrderWorkflow;
-import io.flashsale.workflows.OrderWorkflowImpl;
 import io.temporal.api.common.v1.WorkflowExecution;
 import io.temporal.api.enums.v1.WorkflowExecutionStatus;
 import io.temporal.api.workflowservice.v1.DescribeWorkflowExecutionRequest;
 import io.temporal.api.workflowservice.v1.ListWorkflowExecutionsRequest;
 import io.temporal.api.workflowservice.v1.ListWorkflowExecutionsResponse;
 import io.temporal.client.WorkflowClient;
-import io.temporal.common.converter.DefaultDataConverter;
 import io.temporal.serviceclient.WorkflowServiceStubs;
-import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
-import java.util.Map;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,9 +22,10 @@ import org.slf4j.LoggerFactory;
  * A non-final order without a running workflow is an orphan: nothing would ever converge it.
  *
  * <p>On an engine with visibility (dev server, cluster) one listing of the running order
- * workflows and their {@code OrderStatus} answers most orders at once. Visibility is eventually
- * consistent, so anything it does not confirm is checked again by describe and query before it is
- * reported; the in-memory engine has no listing, so there every order is described and queried.
+ * workflows settles every final order whose workflow has ended without a call per order (after a
+ * sale, nearly all of them). Running workflows are queried, since only they know the version they
+ * hold; visibility is eventually consistent, so a non-final order it does not list as running is
+ * described before it is reported. The in-memory engine has no listing: every order is described.
  */
 public final class WorkflowAudit implements Reconciler.WorkflowCheck {
   private static final Logger log = LoggerFactory.getLogger(WorkflowAudit.class);
@@ -35,8 +34,8 @@ public final class WorkflowAudit implements Reconciler.WorkflowCheck {
   private final WorkflowServiceStubs service;
   private final WorkflowClient client;
   private final String namespace;
-  /** workflow id → OrderStatus of the running order workflows, or null without visibility. */
-  private volatile Map<String, String> running;
+  /** Ids of the running order workflows, or null without visibility. */
+  private volatile Set<String> running;
   private volatile int confirmedByVisibility;
 
   public WorkflowAudit(WorkflowServiceStubs service, WorkflowClient client, String namespace) {
@@ -57,8 +56,8 @@ public final class WorkflowAudit implements Reconciler.WorkflowCheck {
   }
 
   /** Null when the engine has no visibility listing. */
-  private Map<String, String> listRunning() {
-    Map<String, String> found = new HashMap<>();
+  private Set<String> listRunning() {
+    Set<String> found = new HashSet<>();
     com.google.protobuf.ByteString page = com.google.protobuf.ByteString.EMPTY;
     try {
       do {
@@ -66,10 +65,7 @@ public final class WorkflowAudit implements Reconciler.WorkflowCheck {
             ListWorkflowExecutionsRequest.newBuilder().setNamespace(namespace).setQuery(RUNNING_ORDERS)
                 .setPageSize(1000).setNextPageToken(page).build());
         for (var info : r.getExecutionsList()) {
-          var fields = info.getSearchAttributes().getIndexedFieldsMap();
-          var status = fields.get(OrderWorkflowImpl.ORDER_STATUS.getName());
-          found.put(info.getExecution().getWorkflowId(), status == null ? ""
-              : DefaultDataConverter.STANDARD_INSTANCE.fromPayload(status, String.class, String.class));
+          found.add(info.getExecution().getWorkflowId());
         }
         page = r.getNextPageToken();
       } while (!page.isEmpty());
@@ -84,16 +80,14 @@ public final class WorkflowAudit implements Reconciler.WorkflowCheck {
 
   @Override
   public List<String> check(String orderId, String workflowId, String status, int version) {
-    Map<String, String> visible = running;
-    if (visible != null) {
-      boolean terminal = OrderStatus.valueOf(status).isTerminal();
-      String shown = visible.get(workflowId);
-      if ((shown == null && terminal) || status.equals(shown)) {
-        confirmedByVisibility++;
-        return List.of();
-      }
-      // visibility suggests a mismatch or an orphan: it may lag, so ask the workflow itself
+    Set<String> visible = running;
+    if (visible != null && !visible.contains(workflowId) && OrderStatus.valueOf(status).isTerminal()) {
+      // a final order whose workflow is not running: nothing to compare, no call needed
+      confirmedByVisibility++;
+      return List.of();
     }
+    // a running workflow is queried (only it knows the version it holds); a non-final order that
+    // visibility does not list as running may just not be indexed yet: describe before flagging
     return describeAndQuery(orderId, workflowId, status, version);
   }
 
