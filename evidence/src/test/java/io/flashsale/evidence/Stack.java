@@ -273,6 +273,11 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
         timeoutMs, "orders still pending");
   }
 
+  /** A free port for a service this test starts in a child process. */
+  public static int freePortForChild() throws IOException {
+    return freePort();
+  }
+
   /**
    * A free port below Linux's ephemeral range (32768+), so no outgoing connection made while the
    * stack starts can take it between this check and the bind.
