@@ -16,7 +16,8 @@ if [ "${1:-}" = "--engine" ]; then
 fi
 mvn -B -q -DskipTests install
 rm -rf evidence/target/evidence
-mvn -B -pl evidence test -Dmaven.test.failure.ignore=true ${select[@]+"${select[@]}"} "$@" | grep -E "Tests run:|FAIL" || true
+mvn -B -pl evidence test -Dmaven.test.failure.ignore=true -Devidence.webui.dir="$PWD/evidence/webui" \
+  ${select[@]+"${select[@]}"} "$@" | grep -E "Tests run:|FAIL" || true
 out=evidence/output.txt
 {
   echo "# flashsale evidence: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, $(java -version 2>&1 | head -n 1)"

@@ -205,7 +205,7 @@ public class OrderActivitiesImpl implements OrderActivities {
   @Override
   public Step applyNotice(String orderId, Notice n) {
     return db.inTx(c -> {
-      String recorded = recordedEffect(c, n.notificationId(), orderId);
+      String recorded = recordedEffect(c, n, orderId);
       OrderTx tx = new OrderTx(c, orderId);
       if (recorded != null) return tx.step(recorded); // a retry after the effect committed
       String cause = "callback " + n.notifyId();
@@ -233,19 +233,28 @@ public class OrderActivitiesImpl implements OrderActivities {
     });
   }
 
-  /** The arrival's effect if a previous attempt applied it; the arrival must belong to this order. */
-  private static String recordedEffect(Connection c, long notificationId, String orderId) throws SQLException {
+  /**
+   * The arrival's effect if a previous attempt applied it. The arrival must be this order's and
+   * say what the notice says: a signal cannot borrow another arrival's row.
+   */
+  private static String recordedEffect(Connection c, Notice n, String orderId) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(
-        "SELECT effect, merchant_order FROM payment_notification WHERE id = ? FOR UPDATE")) {
-      ps.setLong(1, notificationId);
+        "SELECT effect, merchant_order, notify_id, kind, amount FROM payment_notification WHERE id = ? FOR UPDATE")) {
+      ps.setLong(1, n.notificationId());
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next() || !orderId.equals(rs.getString(2))) {
-          throw new IllegalArgumentException("notification " + notificationId + " is not an arrival of " + orderId);
+          throw new IllegalArgumentException("notification " + n.notificationId() + " is not an arrival of " + orderId);
+        }
+        if (!java.util.Objects.equals(n.notifyId(), rs.getString(3)) || !java.util.Objects.equals(n.kind(), rs.getString(4))
+            || n.amount() != rs.getLong(5)) {
+          throw new IllegalArgumentException("notification " + n.notificationId() + " does not match the notice "
+              + n.notifyId() + " " + n.kind() + " " + n.amount());
         }
         return rs.getString(1);
       }
     }
   }
+
 
   @Override
   public Step completeRefund(String orderId, String cause) {

@@ -95,6 +95,20 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
 
   @Override
   public void run(FlashsaleConfiguration cfg, Environment env) throws Exception {
+    try {
+      start(cfg, env);
+    } catch (Exception | Error e) {
+      // the local pieces run in their own process groups: a failed start must not leave them running
+      EmbeddedStack started = startedStack;
+      if (started != null) started.close();
+      throw e;
+    }
+  }
+
+  /** The local pieces once they run, so a failed start can stop them. */
+  private volatile EmbeddedStack startedStack;
+
+  private void start(FlashsaleConfiguration cfg, Environment env) throws Exception {
     int apiPort = port(cfg, true);
     int adminPort = port(cfg, false);
 
@@ -109,6 +123,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     }
     if (cfg.embedded) {
       stack = EmbeddedStack.start(cfg, engine);
+      startedStack = stack;
       jdbcUrl = stack.jdbcUrl();
       if (engine != io.flashsale.api.TemporalEngine.EXTERNAL) temporalTarget = stack.temporalTarget();
       channelUrl = stack.channelUrl();
@@ -238,7 +253,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
           .append(cfg.temporal.namespace).append("/workflows\n"));
       sb.append("data       ").append(stack.dataDir()).append("  (kept across restarts)\n");
       sb.append("channel    ").append(stack.channelUrl()).append('\n');
-      sb.append("PostgreSQL ").append(stack.jdbcUrl()).append("  data ").append(stack.dataDir()).append('\n');
+      sb.append("PostgreSQL ").append(stack.jdbcUrl()).append("  data ").append(stack.postgresDir()).append('\n');
       sb.append("consumer   http://").append(cfg.consumer.host).append(':').append(cfg.consumer.port)
           .append("/events  (fulfillment; fed by the outbox relay)\n");
     }

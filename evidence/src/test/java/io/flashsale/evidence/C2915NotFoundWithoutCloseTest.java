@@ -12,6 +12,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * charges. Reconciliation catches CHARGED_BUT_FAILED.
  */
 class C2915NotFoundWithoutCloseTest {
+  /**
+   * How long the charge request is held in transit: the first query comes ~1.3 s after pay
+   * (300 ms timeout + 1 s), so 6 s leaves seconds of margin on a loaded 2-core machine.
+   */
+  private static final int HOLD_MS = 6_000;
+
   @RegisterExtension static final Stack stack = new Stack();
   @RegisterExtension static final NegativeControl restore = new NegativeControl();
   @RegisterExtension static final Evidence ev = new Evidence("C29-15", "negative control: NOT_FOUND failed without close");
@@ -21,12 +27,13 @@ class C2915NotFoundWithoutCloseTest {
     stack.sku("sku-c2915", 5, 3);
     HttpJson a = stack.api.login("t1", "user-1501");
     String id = Buyers.create(a, "c2915", "sku-c2915", 1).text("order_id");
-    Buyers.fault(stack.channel, id, Map.of("hold_request_ms", 1500, "hold_callbacks", true));
+    Buyers.fault(stack.channel, id, Map.of("hold_request_ms", HOLD_MS, "hold_callbacks", true));
     Safeguards.closeBeforeFail = false;
+    long sent = System.currentTimeMillis();
     ev.equal("UNKNOWN", Buyers.pay(a, id).text("status"), "pay answers UNKNOWN");
     stack.awaitStatus(id, "FAILED", 10_000);
     ev.note("timeline " + id + ": " + stack.sql.timeline(id));
-    Thread.sleep(1_600); // the held request lands: nothing refuses it
+    Thread.sleep(Math.max(0, sent + HOLD_MS + 300 - System.currentTimeMillis())); // it lands: nothing refuses it
     Safeguards.restore();
     ev.equal("CHARGED", stack.channel.get("/charges/" + id).text("status"), "the late request charged at the channel");
 

@@ -24,11 +24,17 @@ final class TemporalCliProcess {
     List<String> cmd = new ArrayList<>(List.of(binary().toString()));
     cmd.addAll(List.of(args));
     cmd.addAll(List.of("--address", "127.0.0.1:" + stack.temporalPort, "--namespace", "default"));
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
-    if (!p.waitFor(60, TimeUnit.SECONDS)) {
-      p.destroyForcibly();
-      throw new AssertionError("temporal " + String.join(" ", args) + " did not finish within 60 s");
+    // output to a file: a large history must not fill a pipe nobody reads yet
+    Path out = java.nio.file.Files.createTempFile("temporal-cli-", ".out");
+    try {
+      Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+      if (!p.waitFor(60, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        throw new AssertionError("temporal " + String.join(" ", args) + " did not finish within 60 s");
+      }
+      return new Result(p.exitValue(), java.nio.file.Files.readString(out, StandardCharsets.UTF_8).trim());
+    } finally {
+      java.nio.file.Files.deleteIfExists(out);
     }
-    return new Result(p.exitValue(), new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim());
   }
 }

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * lost reply (its first query is far away); visibility lists it by OrderStatus; a
  * {@code temporal workflow signal --name paymentNotification} with the callback's JSON fields makes
  * it PAID with the same rules as the HTTP callback; the same signal again is a DUPLICATE; a
- * malformed payload is recorded as REJECTED, not dropped; reconcile is clean.
+ * malformed payload, or none at all, is recorded as REJECTED, not dropped; reconcile is clean.
  */
 @Tag("dev-server-only")
 class X09CliSignalTest {
@@ -60,8 +60,10 @@ class X09CliSignalTest {
     String malformed = "{\"notify_id\":\"ops-2\",\"kind\":\"CHARGED\",\"amount\":\"lots\"}";
     ev.equal(0, TemporalCliProcess.run(stack, "workflow", "signal", "--workflow-id", workflowId,
         "--name", "paymentNotification", "--input", malformed).exit(), "a malformed signal reaches the workflow");
+    ev.equal(0, TemporalCliProcess.run(stack, "workflow", "signal", "--workflow-id", workflowId,
+        "--name", "paymentNotification").exit(), "a signal without any payload reaches the workflow");
     stack.awaitTrue(() -> stack.sql.count("SELECT count(*) FROM payment_notification WHERE source = 'signal'"
-        + " AND effect IS NOT NULL") == 3, 15_000, "three signal arrivals recorded with their effect");
+        + " AND effect IS NOT NULL") == 4, 15_000, "four signal arrivals recorded with their effect");
     Map<String, Integer> effects = stack.sql.histogram(
         "SELECT effect FROM payment_notification WHERE source = 'signal'");
     ev.note("signal arrivals by effect: " + effects);
@@ -69,12 +71,13 @@ class X09CliSignalTest {
     ev.equal(1, effects.get("DUPLICATE PAID"), "second identical signal: DUPLICATE PAID");
     ev.check(effects.keySet().stream().anyMatch(e -> e.startsWith("REJECTED amount")),
         "malformed signal recorded as REJECTED with its reason");
+    ev.equal(1, effects.get("REJECTED payload is not a JSON object"), "a signal without payload recorded as REJECTED");
     ev.equal(1, Buyers.chargeRequests(stack.channel, orderId), "one charge request");
     ev.equal(1L, stack.sql.count("SELECT count(*) FROM outbox WHERE order_id = ?", orderId), "one ORDER_PAID event");
 
     stack.recordHistory(orderId, "x09-cli-signals-paid-duplicate-rejected");
     stack.channel.post("/_callbacks/release", Map.of("merchant_order", orderId, "order", "fifo"));
-    stack.awaitNoticesApplied(4, 15_000);
+    stack.awaitNoticesApplied(5, 15_000);
     Buyers.cancel(buyer, other);
     stack.checkReconcileClean(ev, "reconcile clean");
   }

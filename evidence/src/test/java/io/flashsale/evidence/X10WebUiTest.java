@@ -22,7 +22,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * by the OrderStatus search attribute shows only the UNKNOWN one, the PAID filter only the PAID
  * one, the unfiltered list all three; the UNKNOWN workflow's page (reached from its id alone)
  * shows its static summary and its current details (order id, UNKNOWN, version, last effect).
- * Screenshots go to evidence/webui/. Then the held callback is released, the CREATED order
+ * Screenshots go to evidence/webui/ (./flashsale evidence) or target/webui (a test run). Then the held callback is released, the CREATED order
  * cancelled, and reconcile is clean.
  */
 @Tag("dev-server-only")
@@ -31,8 +31,11 @@ class X10WebUiTest {
   @RegisterExtension static final Evidence ev = new Evidence("X-10", "Web UI in headless Chromium: find the UNKNOWN order");
 
   private static final String SKU = "sku-x10";
-  /** Committed evidence: evidence/webui/ at the repository root (the module's working dir is evidence/). */
-  private static final Path SHOTS = Path.of(System.getProperty("evidence.webui.dir", "../evidence/webui")).normalize();
+  /**
+   * target/webui in a test run (a test run leaves the tree clean); ./flashsale evidence points it
+   * at evidence/webui/, the committed screenshots the README shows.
+   */
+  private static final Path SHOTS = Path.of(System.getProperty("evidence.webui.dir", "target/webui")).normalize();
   private static final Pattern WORKFLOW_LINK =
       Pattern.compile("/namespaces/default/workflows/([^/?#]+)/([^/?#]+)/history");
 

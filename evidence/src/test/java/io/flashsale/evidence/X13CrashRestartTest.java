@@ -49,7 +49,7 @@ class X13CrashRestartTest {
       created = Buyers.create(buyer, "x13-b", "sku-lab-01", 1).text("order_id");
       ev.equal(137, first.killHard(), "the service JVM is SIGKILLed (137)");
     }
-    long devServerPid = Long.parseLong(Files.readString(data.resolve("temporal-dev-server.pid")).trim());
+    long devServerPid = Long.parseLong(Files.readString(data.resolve("temporal-dev-server.pid")).trim().split(" ")[0]);
     long postmasterPid = Long.parseLong(Files.readAllLines(data.resolve("postgres/postmaster.pid")).get(0).trim());
     ev.check(ProcessHandle.of(devServerPid).map(ProcessHandle::isAlive).orElse(false),
         "the dev server outlived the JVM (own process group)");
@@ -72,6 +72,15 @@ class X13CrashRestartTest {
         Thread.sleep(200);
       }
       ev.equal("CANCELLED", buyer.get("/orders/" + created).text("status"), "the CREATED order still expires");
+      // a second service on the same folder is refused, and leaves the running one's engine alone
+      long running = Long.parseLong(Files.readString(data.resolve("temporal-dev-server.pid")).trim().split(" ")[0]);
+      try (ChildJvm third = ChildJvm.start("x13-server-3", props, "server", "embedded.yml")) {
+        int exit = third.awaitExit(120_000);
+        ev.check(exit != 0 && third.log().contains("is in use by another running flashsale"),
+            "a second service on the same data folder is refused (exit " + exit + ")");
+      }
+      ev.check(ProcessHandle.of(running).map(ProcessHandle::isAlive).orElse(false),
+          "the running service's dev server was left alone");
       String summary = new HttpJson("http://127.0.0.1:" + admin, null).post("/tasks/reconcile", null).raw().trim();
       summary = summary.substring(summary.lastIndexOf('\n') + 1);
       ev.note(summary);

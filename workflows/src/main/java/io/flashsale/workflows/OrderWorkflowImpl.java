@@ -242,7 +242,8 @@ public class OrderWorkflowImpl implements OrderWorkflow {
 
   @Override
   public void paymentNotification(Notice notice) {
-    notices.add(notice);
+    // a signal sent without a payload arrives as null: recorded as rejected like any malformed one
+    notices.add(notice != null ? notice : Notice.fromJson(null));
   }
 
   @Override

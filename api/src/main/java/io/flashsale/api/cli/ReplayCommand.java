@@ -33,7 +33,8 @@ public class ReplayCommand extends Command {
     subparser.addArgument("--namespace").setDefault("default");
     subparser.addArgument("--query").setDefault(ReplayGate.DEFAULT_QUERY).help("visibility query of the executions");
     subparser.addArgument("--limit").type(Integer.class).setDefault(ReplayGate.DEFAULT_LIMIT)
-        .help("at most this many executions, newest first");
+        .help("with the default query: every running order workflow plus this many closed ones, newest first;"
+            + " with another query: at most this many");
   }
 
   @Override

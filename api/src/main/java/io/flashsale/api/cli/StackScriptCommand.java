@@ -24,6 +24,31 @@ abstract class StackScriptCommand extends ServerCommand<FlashsaleConfiguration> 
     return false;
   }
 
+  /**
+   * A scripted run gets a data folder of its own (deleted afterwards unless the stack keeps
+   * running), so it starts from the same state every time and never touches the server's data/.
+   */
+  @Override
+  protected void run(io.dropwizard.core.setup.Bootstrap<FlashsaleConfiguration> bootstrap, Namespace ns,
+      FlashsaleConfiguration cfg) throws Exception {
+    if ("data".equals(cfg.dataDir)) {
+      java.nio.file.Path scratch = java.nio.file.Files.createTempDirectory("flashsale-" + getName() + "-");
+      cfg.dataDir = scratch.toString();
+      if (!keepRunning(ns)) {
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteTree(scratch)));
+      }
+    }
+    super.run(bootstrap, ns, cfg);
+  }
+
+  private static void deleteTree(java.nio.file.Path root) {
+    try (var paths = java.nio.file.Files.walk(root)) {
+      paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+    } catch (java.io.IOException ignored) {
+      // a temp folder left behind is harmless
+    }
+  }
+
   @Override
   protected void run(Environment env, Namespace ns, FlashsaleConfiguration cfg) throws Exception {
     AtomicReference<Server> server = new AtomicReference<>();

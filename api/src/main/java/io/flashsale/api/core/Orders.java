@@ -64,12 +64,21 @@ public final class Orders {
    * A new run for an order that has no running workflow (orphan repair): it loads the order and
    * carries on; its reservation expires at the stored deadline (-1: no longer held).
    */
-  public void resume(String workflowId, String tenant, String subject, String requestKey, String orderId, String sku,
-      long reservationExpiresAt) {
-    OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, startOptions(workflowId, tenant, sku,
-        "order " + orderId + " (resumed from the database)"));
-    WorkflowClient.start(wf::run, new OrderStart(tenant, subject, requestKey, orderId, settings, reservationExpiresAt,
-        null, null));
+  public boolean resume(String workflowId, String tenant, String subject, String requestKey, String orderId,
+      String sku, long reservationExpiresAt) {
+    // FAIL, not USE_EXISTING: a run that appeared since the check means this order is no orphan
+    WorkflowOptions options = WorkflowOptions.newBuilder(startOptions(workflowId, tenant, sku,
+            "order " + orderId + " (resumed from the database)"))
+        .setWorkflowIdConflictPolicy(WorkflowIdConflictPolicy.WORKFLOW_ID_CONFLICT_POLICY_FAIL)
+        .build();
+    OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, options);
+    try {
+      WorkflowClient.start(wf::run, new OrderStart(tenant, subject, requestKey, orderId, settings, reservationExpiresAt,
+          null, null));
+      return true;
+    } catch (io.temporal.client.WorkflowExecutionAlreadyStarted e) {
+      return false;
+    }
   }
 
   /** True once the order's workflow holds its order (a resumed run has loaded it). */

@@ -50,10 +50,17 @@ public final class OrphanRepair {
     for (Candidate c : nonFinalOrders()) {
       String previous = runState(c.workflowId());
       if ("RUNNING".equals(previous)) continue;
+      // the workflow may have finished the order between the read and the describe
+      Candidate now = nonFinalOrder(c.orderId());
+      if (now == null) continue;
       // -1: the reservation is no longer held (released or confirmed), no expiry timer to set
-      long expiresAt = "HELD".equals(c.reservationStatus()) && c.expiresAt() != null ? c.expiresAt().getTime() : -1L;
-      orders.resume(c.workflowId(), c.tenant(), c.subject(), c.requestKey(), c.orderId(), c.sku(), expiresAt);
-      Repaired r = new Repaired(c.orderId(), c.status(), c.workflowId(), previous);
+      long expiresAt = "HELD".equals(now.reservationStatus()) && now.expiresAt() != null
+          ? now.expiresAt().getTime() : -1L;
+      if (!orders.resume(now.workflowId(), now.tenant(), now.subject(), now.requestKey(), now.orderId(), now.sku(),
+          expiresAt)) {
+        continue; // a run started meanwhile
+      }
+      Repaired r = new Repaired(now.orderId(), now.status(), now.workflowId(), previous);
       log.warn("order {} {} had no running workflow ({}): started a new run that loads it", c.orderId(), c.status(),
           previous);
       repaired.add(r);
@@ -86,18 +93,33 @@ public final class OrphanRepair {
     }
   }
 
+  private static final String NON_FINAL = "SELECT o.order_id, o.status, o.workflow_id, o.tenant, o.subject,"
+      + " o.request_key, o.sku, r.status, r.expires_at FROM orders o"
+      + " LEFT JOIN reservation r ON r.reservation_key = o.reservation_key"
+      + " WHERE o.status IN ('CREATED', 'PAYING', 'UNKNOWN', 'REFUNDING')";
+
+  private Candidate nonFinalOrder(String orderId) {
+    return db.read(c -> {
+      try (PreparedStatement ps = c.prepareStatement(NON_FINAL + " AND o.order_id = ?")) {
+        ps.setString(1, orderId);
+        try (ResultSet rs = ps.executeQuery()) {
+          return rs.next() ? candidate(rs) : null;
+        }
+      }
+    });
+  }
+
+  private static Candidate candidate(ResultSet rs) throws java.sql.SQLException {
+    return new Candidate(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
+        rs.getString(6), rs.getString(7), rs.getString(8), rs.getTimestamp(9));
+  }
+
   private List<Candidate> nonFinalOrders() {
     return db.read(c -> {
       List<Candidate> out = new ArrayList<>();
-      try (PreparedStatement ps = c.prepareStatement(
-          "SELECT o.order_id, o.status, o.workflow_id, o.tenant, o.subject, o.request_key, o.sku, r.status,"
-              + " r.expires_at FROM orders o LEFT JOIN reservation r ON r.reservation_key = o.reservation_key"
-              + " WHERE o.status IN ('CREATED', 'PAYING', 'UNKNOWN', 'REFUNDING') ORDER BY o.order_id")) {
+      try (PreparedStatement ps = c.prepareStatement(NON_FINAL + " ORDER BY o.order_id")) {
         try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            out.add(new Candidate(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
-                rs.getString(6), rs.getString(7), rs.getString(8), rs.getTimestamp(9)));
-          }
+          while (rs.next()) out.add(candidate(rs));
         }
       }
       return out;

@@ -121,33 +121,57 @@ public final class TemporalRuntime implements Managed {
    * when the engine does not let us add them, the service stops with the command that does.
    */
   public void ensureSearchAttributes(String namespace, boolean inMemoryEngine) {
+    // its own channel with the same target, TLS and API key as the workflow service
     OperatorServiceStubs operator = OperatorServiceStubs.newServiceStubs(
-        OperatorServiceStubsOptions.newBuilder().setChannel(service.getRawChannel()).validateAndBuildWithDefaults());
-    java.util.Set<String> missing = new java.util.TreeSet<>(SEARCH_ATTRIBUTES);
-    if (!inMemoryEngine) {
+        OperatorServiceStubsOptions.newBuilder(service.getOptions()).validateAndBuildWithDefaults());
+    try {
+      java.util.Set<String> missing = inMemoryEngine ? new java.util.TreeSet<>(SEARCH_ATTRIBUTES)
+          : missingSearchAttributes(operator, namespace);
+      if (missing.isEmpty()) return;
+      Map<String, IndexedValueType> add = new java.util.LinkedHashMap<>();
+      for (String name : missing) add.put(name, IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD);
       try {
-        missing.removeAll(operator.blockingStub().listSearchAttributes(
-            io.temporal.api.operatorservice.v1.ListSearchAttributesRequest.newBuilder().setNamespace(namespace).build())
-            .getCustomAttributesMap().keySet());
+        operator.blockingStub().addSearchAttributes(AddSearchAttributesRequest.newBuilder()
+            .setNamespace(namespace).putAllSearchAttributes(add).build());
+        log.info("search attributes {} registered in namespace {}", missing, namespace);
       } catch (io.grpc.StatusRuntimeException e) {
-        log.warn("could not list search attributes ({}); trying to add them", e.getStatus());
+        if (inMemoryEngine || e.getStatus().getCode() == io.grpc.Status.Code.ALREADY_EXISTS) return;
+        StringBuilder cmd = new StringBuilder("temporal operator search-attribute create --namespace ").append(namespace);
+        for (String name : missing) cmd.append(" --name ").append(name).append(" --type Keyword");
+        throw new IllegalStateException("the search attributes " + missing + " are not registered in namespace "
+            + namespace + " and this service may not add them (" + e.getStatus().getCode() + "). Register them once: "
+            + cmd, e);
+      }
+    } finally {
+      operator.shutdown();
+    }
+  }
+
+  /**
+   * From the operator API; where the service may not use it (e.g. a cloud namespace's API key),
+   * by asking visibility about each attribute: an unknown one is an invalid query.
+   */
+  private java.util.Set<String> missingSearchAttributes(OperatorServiceStubs operator, String namespace) {
+    java.util.Set<String> missing = new java.util.TreeSet<>(SEARCH_ATTRIBUTES);
+    try {
+      missing.removeAll(operator.blockingStub().listSearchAttributes(
+          io.temporal.api.operatorservice.v1.ListSearchAttributesRequest.newBuilder().setNamespace(namespace).build())
+          .getCustomAttributesMap().keySet());
+      return missing;
+    } catch (io.grpc.StatusRuntimeException e) {
+      log.warn("could not list search attributes ({}); asking visibility instead", e.getStatus().getCode());
+    }
+    for (String name : SEARCH_ATTRIBUTES) {
+      try {
+        service.blockingStub().countWorkflowExecutions(
+            io.temporal.api.workflowservice.v1.CountWorkflowExecutionsRequest.newBuilder().setNamespace(namespace)
+                .setQuery(name + " = 'probe'").build());
+        missing.remove(name);
+      } catch (io.grpc.StatusRuntimeException e) {
+        if (e.getStatus().getCode() != io.grpc.Status.Code.INVALID_ARGUMENT) missing.remove(name); // cannot tell
       }
     }
-    if (missing.isEmpty()) return;
-    Map<String, IndexedValueType> add = new java.util.LinkedHashMap<>();
-    for (String name : missing) add.put(name, IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD);
-    try {
-      operator.blockingStub().addSearchAttributes(AddSearchAttributesRequest.newBuilder()
-          .setNamespace(namespace).putAllSearchAttributes(add).build());
-      log.info("search attributes {} registered in namespace {}", missing, namespace);
-    } catch (io.grpc.StatusRuntimeException e) {
-      if (inMemoryEngine || e.getStatus().getCode() == io.grpc.Status.Code.ALREADY_EXISTS) return;
-      StringBuilder cmd = new StringBuilder("temporal operator search-attribute create --namespace ").append(namespace);
-      for (String name : missing) cmd.append(" --name ").append(name).append(" --type Keyword");
-      throw new IllegalStateException("the search attributes " + missing + " are not registered in namespace "
-          + namespace + " and this service may not add them (" + e.getStatus().getCode() + "). Register them once: "
-          + cmd, e);
-    }
+    return missing;
   }
 
   @Override

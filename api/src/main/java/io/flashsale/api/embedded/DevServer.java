@@ -91,8 +91,14 @@ public final class DevServer implements AutoCloseable {
         .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()))
         .start();
     process = p;
-    Files.writeString(pidFile, String.valueOf(p.pid()));
-    awaitReady(p);
+    // the start instant makes the pid file name this process only, never a later one with the same pid
+    Files.writeString(pidFile, p.pid() + " " + p.toHandle().info().startInstant().map(i -> i.toEpochMilli()).orElse(0L));
+    try {
+      awaitReady(p);
+    } catch (IOException e) {
+      p.destroyForcibly();
+      throw e;
+    }
     log.info("Temporal dev server pid {} on {} (UI {}, state {})", p.pid(), target(), uiUrl().orElse("off"),
         options.dbFile() == null ? "in memory" : options.dbFile());
     p.onExit().thenRun(() -> onExit(p));
@@ -101,6 +107,7 @@ public final class DevServer implements AutoCloseable {
   private void awaitReady(Process p) throws IOException {
     long deadline = System.nanoTime() + STARTUP.toNanos();
     while (System.nanoTime() < deadline) {
+      if (stopping) throw new IOException("the service is stopping");
       if (!p.isAlive()) {
         throw new IOException("the Temporal dev server exited with " + p.exitValue() + " at start; its log:\n"
             + tail(logFile, 30));
@@ -113,12 +120,15 @@ public final class DevServer implements AutoCloseable {
         throw new IOException("interrupted while the dev server started", e);
       }
     }
-    p.destroyForcibly();
     throw new IOException("the Temporal dev server did not listen on " + target() + " within " + STARTUP
         + "; its log:\n" + tail(logFile, 30));
   }
 
-  /** Supervision: an engine that dies under a running service is started again (same state file). */
+  /**
+   * Supervision: an engine that dies under a running service is started again (same state file;
+   * with state in memory the engine comes back empty and the orphan repair of the next
+   * reconcile or start gives the orders their workflows back).
+   */
   private synchronized void onExit(Process p) {
     if (stopping || p != process) return;
     log.error("Temporal dev server pid {} exited with {} while the service runs", p.pid(), p.exitValue());
@@ -128,6 +138,7 @@ public final class DevServer implements AutoCloseable {
     }
     restarts++;
     try {
+      requireFree(options.port(), "temporal.embeddedPort");
       launch();
       log.warn("Temporal dev server restarted (restart {} of {})", restarts, MAX_RESTARTS);
     } catch (IOException e) {
@@ -138,18 +149,21 @@ public final class DevServer implements AutoCloseable {
   /** A dev server left running by a JVM that was killed: stop it, it holds our port and our file. */
   private void stopLeftover() throws IOException {
     if (!Files.exists(pidFile)) return;
-    String text = Files.readString(pidFile).trim();
+    String[] text = Files.readString(pidFile).trim().split(" ");
     Files.deleteIfExists(pidFile);
     long pid;
+    long started;
     try {
-      pid = Long.parseLong(text);
+      pid = Long.parseLong(text[0]);
+      started = text.length > 1 ? Long.parseLong(text[1]) : -1;
     } catch (NumberFormatException e) {
       return;
     }
     Optional<ProcessHandle> h = ProcessHandle.of(pid);
     if (h.isEmpty() || !h.get().isAlive()) return;
+    long actual = h.get().info().startInstant().map(i -> i.toEpochMilli()).orElse(0L);
     String command = h.get().info().commandLine().orElse(h.get().info().command().orElse(""));
-    if (!command.contains("temporal")) return; // the pid was reused by something else
+    if (actual != started || !command.contains("start-dev")) return; // the pid now belongs to another process
     log.warn("stopping the Temporal dev server left running by an earlier start (pid {})", pid);
     h.get().destroy();
     try {
@@ -189,8 +203,14 @@ public final class DevServer implements AutoCloseable {
 
   /** SIGTERM, then SIGKILL after a grace period. */
   @Override
-  public synchronized void close() {
-    stopping = true;
+  public void close() {
+    stopping = true; // before the lock: a restart in progress gives up at once
+    synchronized (this) {
+      stopNow();
+    }
+  }
+
+  private void stopNow() {
     Process p = process;
     if (p == null) return;
     p.destroy();

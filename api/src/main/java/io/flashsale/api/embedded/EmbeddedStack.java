@@ -29,16 +29,21 @@ public final class EmbeddedStack implements AutoCloseable {
   private final TestServer.PortBoundTestServer testServer;
   private final ChannelStub channel;
   private final File dataDir;
+  private final File postgresDir;
+  private final java.nio.channels.FileChannel lockFile;
   private final TemporalEngine engine;
   private final int temporalPort;
 
   private EmbeddedStack(EmbeddedPostgres postgres, DevServer devServer, TestServer.PortBoundTestServer testServer,
-      ChannelStub channel, File dataDir, TemporalEngine engine, int temporalPort) {
+      ChannelStub channel, File dataDir, File postgresDir, TemporalEngine engine, int temporalPort,
+      java.nio.channels.FileChannel lockFile) {
     this.postgres = postgres;
     this.devServer = devServer;
     this.testServer = testServer;
     this.channel = channel;
     this.dataDir = dataDir;
+    this.postgresDir = postgresDir;
+    this.lockFile = lockFile;
     this.engine = engine;
     this.temporalPort = temporalPort;
   }
@@ -52,6 +57,13 @@ public final class EmbeddedStack implements AutoCloseable {
     if (wanted != TemporalEngine.AUTO) return wanted;
     if (!cfg.embedded) return TemporalEngine.EXTERNAL;
     if (TemporalCli.find(cfg.temporal.cliPath).isPresent()) return TemporalEngine.DEV_SERVER;
+    Path kept = Path.of(cfg.dataDir == null || cfg.dataDir.isBlank() ? "data" : cfg.dataDir, "temporal.db");
+    if (Files.exists(kept)) {
+      // the in-memory engine over a folder whose workflows live in the dev server's file would run
+      // every open order twice once the dev server is back
+      throw new IllegalStateException(kept.toAbsolutePath() + " holds the dev server's workflows but no temporal CLI"
+          + " was found; install it with " + TemporalCli.INSTALL_HINT + " or choose an engine (--engine)");
+    }
     log.warn("Temporal: no temporal CLI found, using the IN-MEMORY engine: workflows are lost when the service stops"
         + " (orders stay in PostgreSQL and get new workflows at the next start), no Web UI, no temporal CLI."
         + " For the real server: " + TemporalCli.INSTALL_HINT);
@@ -62,6 +74,25 @@ public final class EmbeddedStack implements AutoCloseable {
   public static EmbeddedStack start(FlashsaleConfiguration cfg, TemporalEngine engine) throws IOException {
     Path data = Path.of(cfg.dataDir == null || cfg.dataDir.isBlank() ? "data" : cfg.dataDir).toAbsolutePath();
     Files.createDirectories(data);
+    // one service per data folder: only the holder of the lock may treat what it finds as leftovers
+    java.nio.channels.FileChannel lockFile = java.nio.channels.FileChannel.open(data.resolve(".flashsale.lock"),
+        java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE);
+    java.nio.channels.FileLock lock = lockFile.tryLock();
+    if (lock == null) {
+      lockFile.close();
+      throw new IOException("the data folder " + data + " is in use by another running flashsale; stop it, or give"
+          + " this one its own folder (dataDir)");
+    }
+    try {
+      return startLocked(cfg, engine, data, lockFile);
+    } catch (IOException | RuntimeException e) {
+      lockFile.close();
+      throw e;
+    }
+  }
+
+  private static EmbeddedStack startLocked(FlashsaleConfiguration cfg, TemporalEngine engine, Path data,
+      java.nio.channels.FileChannel lockFile) throws IOException {
     DevServer dev = null;
     TestServer.PortBoundTestServer test = null;
     int temporalPort = cfg.temporal.embeddedPort;
@@ -83,19 +114,28 @@ public final class EmbeddedStack implements AutoCloseable {
         ? data.resolve("postgres").toFile()
         : new File(cfg.database.embeddedDataDir).getAbsoluteFile();
     pgDir.mkdirs();
-    stopLeftoverPostmaster(pgDir.toPath());
-    // no shutdown hook of its own: it must stop after the service drained, not beside it
-    EmbeddedPostgres.Builder pg = EmbeddedPostgres.builder().setDataDirectory(pgDir).setCleanDataDirectory(false)
-        .setRegisterShutdownHook(false);
-    if (cfg.database.embeddedPort > 0) pg.setPort(cfg.database.embeddedPort);
-    EmbeddedPostgres postgres = pg.start();
-    log.info("embedded PostgreSQL on port {} (data dir {})", postgres.getPort(), pgDir);
+    EmbeddedPostgres postgres = null;
+    try {
+      stopLeftoverPostmaster(pgDir.toPath());
+      // no shutdown hook of its own: it must stop after the service drained, not beside it
+      EmbeddedPostgres.Builder pg = EmbeddedPostgres.builder().setDataDirectory(pgDir).setCleanDataDirectory(false)
+          .setRegisterShutdownHook(false);
+      if (cfg.database.embeddedPort > 0) pg.setPort(cfg.database.embeddedPort);
+      postgres = pg.start();
+      log.info("embedded PostgreSQL on port {} (data dir {})", postgres.getPort(), pgDir);
 
-    String secret = cfg.channel.callbackSecret;
-    ChannelStub channel = ChannelStub.start(cfg.channel.host, cfg.channel.embeddedPort,
-        secret == null || secret.isBlank() ? null : secret, data.resolve("channel-ledger.jsonl"));
-    log.info("channel stub at {} (ledger {})", channel.baseUrl(), data.resolve("channel-ledger.jsonl"));
-    return new EmbeddedStack(postgres, dev, test, channel, data.toFile(), engine, temporalPort);
+      String secret = cfg.channel.callbackSecret;
+      ChannelStub channel = ChannelStub.start(cfg.channel.host, cfg.channel.embeddedPort,
+          secret == null || secret.isBlank() ? null : secret, data.resolve("channel-ledger.jsonl"));
+      log.info("channel stub at {} (ledger {})", channel.baseUrl(), data.resolve("channel-ledger.jsonl"));
+      return new EmbeddedStack(postgres, dev, test, channel, data.toFile(), pgDir, engine, temporalPort, lockFile);
+    } catch (IOException | RuntimeException e) {
+      // children run in their own process groups: a failed start must not leave them behind
+      if (postgres != null) postgres.close();
+      if (dev != null) dev.close();
+      if (test != null) test.close();
+      throw e;
+    }
   }
 
   /**
@@ -115,8 +155,8 @@ public final class EmbeddedStack implements AutoCloseable {
     }
     Optional<ProcessHandle> h = ProcessHandle.of(pid);
     if (h.isEmpty() || !h.get().isAlive()) return;
-    String command = h.get().info().command().orElse("");
-    if (!command.contains("postgres")) return;
+    String command = h.get().info().commandLine().orElse("");
+    if (!command.contains("postgres") || !command.contains(pgDir.toString())) return; // not our postmaster
     log.warn("stopping the PostgreSQL left running by an earlier start (pid {}, {})", pid, pgDir);
     try {
       new ProcessBuilder("kill", "-INT", String.valueOf(pid)).inheritIO().start().waitFor();
@@ -155,8 +195,13 @@ public final class EmbeddedStack implements AutoCloseable {
     return dataDir;
   }
 
+  public File postgresDir() {
+    return postgresDir;
+  }
+
   @Override
   public void close() {
+    log.info("service drained; stopping the local pieces (channel stub, Temporal, PostgreSQL)");
     channel.stop();
     if (testServer != null) testServer.close();
     if (devServer != null) devServer.close();
@@ -165,5 +210,11 @@ public final class EmbeddedStack implements AutoCloseable {
     } catch (IOException e) {
       log.warn("embedded PostgreSQL did not stop cleanly", e);
     }
+    try {
+      lockFile.close(); // releases the folder's lock
+    } catch (IOException e) {
+      log.warn("data folder lock not released cleanly", e);
+    }
+    log.info("local pieces stopped; data kept in {}", dataDir);
   }
 }

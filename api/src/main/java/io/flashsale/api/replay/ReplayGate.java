@@ -229,8 +229,10 @@ public final class ReplayGate {
   }
 
   /**
-   * Recent executions from the engine: ListWorkflowExecutions with {@code query} (null or blank:
-   * {@link #DEFAULT_QUERY}), newest first, at most {@code limit}, and each one's history
+   * Executions from the engine and each one's history. With the default query: every RUNNING
+   * order workflow (the ones a deploy will actually replay, often older than the newest) plus the
+   * newest {@code limit} closed ones; with another query: what it lists, newest first, at most
+   * {@code limit}. Each one's history
    * (fetchHistory(workflowId, runId)). Closed, running and continued-as-new runs all count; a run
    * listed more than once under one workflow id is named {@code workflowId/runId}. A history that
    * cannot be fetched is an unreadable entry.
@@ -246,7 +248,9 @@ public final class ReplayGate {
   public static Loaded fromEngine(WorkflowServiceStubs service, String namespace, String query, int limit) {
     if (limit <= 0) throw new IllegalArgumentException("limit must be > 0: " + limit);
     String q = query == null || query.isBlank() ? DEFAULT_QUERY : query;
-    List<WorkflowExecutionInfo> executions = listExecutions(service, namespace, q, limit);
+    List<WorkflowExecutionInfo> executions = DEFAULT_QUERY.equals(q.trim())
+        ? openThenRecent(service, namespace, limit)
+        : listExecutions(service, namespace, q, limit);
 
     Map<String, Integer> perId = new HashMap<>();
     for (WorkflowExecutionInfo e : executions) perId.merge(e.getExecution().getWorkflowId(), 1, Integer::sum);
@@ -273,6 +277,27 @@ public final class ReplayGate {
     }
     return new Loaded(histories, unreadable);
   }
+
+  /** Every running order workflow, then the newest closed ones; one visibility-less listing otherwise. */
+  private static List<WorkflowExecutionInfo> openThenRecent(WorkflowServiceStubs service, String namespace, int limit) {
+    List<WorkflowExecutionInfo> open;
+    try {
+      open = listExecutions(service, namespace, DEFAULT_QUERY + " AND ExecutionStatus = 'Running'", MAX_OPEN);
+    } catch (IllegalStateException noVisibility) {
+      return listExecutions(service, namespace, DEFAULT_QUERY, limit);
+    }
+    List<WorkflowExecutionInfo> all = new ArrayList<>(open);
+    java.util.Set<String> seen = new java.util.HashSet<>();
+    for (WorkflowExecutionInfo e : open) seen.add(e.getExecution().getRunId());
+    for (WorkflowExecutionInfo e : listExecutions(service, namespace,
+        DEFAULT_QUERY + " AND ExecutionStatus != 'Running'", limit)) {
+      if (seen.add(e.getExecution().getRunId())) all.add(e);
+    }
+    return all;
+  }
+
+  /** Open executions replayed at most: a bound, so a runaway listing cannot take the gate down. */
+  private static final int MAX_OPEN = 10_000;
 
   /** The executions the query names, newest start first, at most {@code limit}. */
   static List<WorkflowExecutionInfo> listExecutions(WorkflowServiceStubs service, String namespace, String query,

@@ -27,8 +27,9 @@ public class ReconcileTask extends Task {
     this.repair = repair;
   }
 
+  // one report at a time: the workflow audit takes one visibility listing per report
   @Override
-  public void execute(Map<String, List<String>> params, PrintWriter out) throws Exception {
+  public synchronized void execute(Map<String, List<String>> params, PrintWriter out) throws Exception {
     String repairParam = SkuTask.one(params, "repair", "false");
     if (!repairParam.equals("true") && !repairParam.equals("false")) {
       throw new IllegalArgumentException("repair must be true or false");
