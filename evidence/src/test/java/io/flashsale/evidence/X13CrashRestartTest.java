@@ -4,6 +4,7 @@ import io.flashsale.api.cli.HttpJson;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -49,6 +50,23 @@ class X13CrashRestartTest {
       created = Buyers.create(buyer, "x13-b", "sku-lab-01", 1).text("order_id");
       ev.equal(137, first.killHard(), "the service JVM is SIGKILLed (137)");
     }
+    try {
+      afterTheCrash(data, props, apiClient, admin, paid, created);
+    } finally {
+      // a failed check must not leave the crashed service's children running
+      for (String pidFile : List.of("temporal-dev-server.pid", "postgres/postmaster.pid")) {
+        Path f = data.resolve(pidFile);
+        if (!Files.exists(f)) continue;
+        String first = Files.readAllLines(f).get(0).trim().split(" ")[0];
+        ProcessHandle.of(Long.parseLong(first))
+            .filter(h -> h.info().commandLine().orElse("").contains(data.toString()))
+            .ifPresent(ProcessHandle::destroy);
+      }
+    }
+  }
+
+  private void afterTheCrash(Path data, Map<String, String> props, HttpJson apiClient, int admin, String paid,
+      String created) throws Exception {
     long devServerPid = Long.parseLong(Files.readString(data.resolve("temporal-dev-server.pid")).trim().split(" ")[0]);
     long postmasterPid = Long.parseLong(Files.readAllLines(data.resolve("postgres/postmaster.pid")).get(0).trim());
     ev.check(ProcessHandle.of(devServerPid).map(ProcessHandle::isAlive).orElse(false),
