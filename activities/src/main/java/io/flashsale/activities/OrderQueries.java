@@ -53,15 +53,21 @@ public final class OrderQueries {
     });
   }
 
-  /** Own orders after the cursor (an order id), by id. */
+  /**
+   * Own orders after the cursor (an order id), in creation order: ids are "ord-" and a number of
+   * at least four digits, so (length, id) is numeric order (past ord-9999 text order is not).
+   */
   public List<OrderDetails> list(String tenant, String subject, String afterOrderId, int limit) {
     return db.read(c -> {
       try (PreparedStatement ps = c.prepareStatement(
-          SELECT + " WHERE o.tenant = ? AND o.subject = ? AND o.order_id > ? ORDER BY o.order_id LIMIT ?")) {
+          SELECT + " WHERE o.tenant = ? AND o.subject = ? AND (length(o.order_id), o.order_id) > (length(?), ?)"
+              + " ORDER BY length(o.order_id), o.order_id LIMIT ?")) {
         ps.setString(1, tenant);
         ps.setString(2, subject);
-        ps.setString(3, afterOrderId == null ? "" : afterOrderId);
-        ps.setInt(4, limit);
+        String after = afterOrderId == null ? "" : afterOrderId;
+        ps.setString(3, after);
+        ps.setString(4, after);
+        ps.setInt(5, limit);
         List<OrderDetails> out = new ArrayList<>();
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) out.add(row(rs, List.of()));
@@ -105,7 +111,7 @@ public final class OrderQueries {
     try (java.sql.Connection c = db.dataSource().getConnection()) {
       c.setAutoCommit(false); // PostgreSQL uses a cursor for fetch size only inside a transaction
       try (PreparedStatement ps = c.prepareStatement(
-          SELECT + " WHERE o.tenant = ? AND o.subject = ? ORDER BY o.order_id")) {
+          SELECT + " WHERE o.tenant = ? AND o.subject = ? ORDER BY length(o.order_id), o.order_id")) {
         ps.setFetchSize(500);
         ps.setString(1, tenant);
         ps.setString(2, subject);

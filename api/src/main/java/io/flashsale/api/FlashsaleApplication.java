@@ -109,6 +109,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
   private volatile EmbeddedStack startedStack;
 
   private void start(FlashsaleConfiguration cfg, Environment env) throws Exception {
+    SecretsCheck.require(cfg);
     int apiPort = port(cfg, true);
     int adminPort = port(cfg, false);
 
@@ -211,7 +212,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     env.jersey().register(new ErrorMappers.MalformedJson());
     env.jersey().register(new ErrorMappers.WebErrors());
     env.jersey().register(new ErrorMappers.Unexpected());
-    if (cfg.auth.devLogin) env.jersey().register(new SessionResource(tokens, principals));
+    if (cfg.auth.devLoginEnabled(cfg.embedded)) env.jersey().register(new SessionResource(tokens, principals));
     OrderResource orderResource = new OrderResource(orders, queries, skus, cfg.maxCreatesInFlight, cfg.maxExports);
     env.jersey().register(orderResource);
     OrderEventsResource eventsResource = new OrderEventsResource(queries, principals, cfg.maxEventStreams,

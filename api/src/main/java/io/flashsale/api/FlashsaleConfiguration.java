@@ -111,8 +111,15 @@ public class FlashsaleConfiguration extends Configuration {
   }
 
   public static class AuthSettings {
-    /** POST /session hands out tokens for any tenant/subject: for laptops and tests only. */
-    @JsonProperty public boolean devLogin = true;
+    /**
+     * POST /session hands out tokens for any tenant/subject: for laptops and tests only. Unset: on
+     * in the local default (embedded), off everywhere else.
+     */
+    @JsonProperty public Boolean devLogin;
+
+    public boolean devLoginEnabled(boolean embedded) {
+      return devLogin == null ? embedded : devLogin;
+    }
     /** HMAC key for session tokens; empty = a random key per start. */
     @JsonProperty public String secret = "";
     @JsonProperty public long tokenTtlSeconds = 3600;

@@ -66,7 +66,7 @@ class Cap08CsvExportTest {
   }
 
   private static long exportSessions() {
-    return stack.sql.count("SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT o.order_id%ORDER BY o.order_id'"
+    return stack.sql.count("SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT o.order_id%ORDER BY length(o.order_id), o.order_id'"
         + " AND state <> 'idle'");
   }
 }

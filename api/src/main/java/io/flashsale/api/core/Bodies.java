@@ -23,22 +23,52 @@ public final class Bodies {
     return body;
   }
 
+  /** A JSON object; fields this version does not know are ignored (bodies from other systems). */
+  public static JsonNode objectIgnoringUnknown(JsonNode body) {
+    if (body == null || !body.isObject()) throw ApiError.badRequest("BODY_REQUIRED", "a JSON object body is required");
+    return body;
+  }
+
   public static String text(JsonNode body, String field, Pattern pattern, boolean required) {
     JsonNode v = body.get(field);
     if (v == null || v.isNull()) {
       if (required) throw ApiError.badRequest("MISSING_FIELD", field + " is required");
       return null;
     }
-    if (!v.isTextual() || !pattern.matcher(v.asText()).matches()) {
+    if (!v.isTextual()) throw ApiError.badRequest("INVALID_FIELD", field + " must be a string");
+    String text = v.asText();
+    if (!cleanText(text)) {
+      throw ApiError.badRequest("INVALID_TEXT", field + " contains a control character or a lone surrogate");
+    }
+    if (!pattern.matcher(text).matches()) {
       throw ApiError.badRequest("INVALID_FIELD", field + " must match " + pattern.pattern());
     }
-    return v.asText();
+    return text;
+  }
+
+  /**
+   * No control characters (NUL and the rest: PostgreSQL refuses NUL in text, and none belongs in
+   * an order) and no lone surrogates (not encodable as UTF-8).
+   */
+  public static boolean cleanText(String s) {
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if (Character.isISOControl(c)) return false;
+      if (Character.isHighSurrogate(c)) {
+        if (i + 1 >= s.length() || !Character.isLowSurrogate(s.charAt(i + 1))) return false;
+        i++;
+      } else if (Character.isLowSurrogate(c)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   public static long integer(JsonNode body, String field, long min, long max) {
     JsonNode v = body.get(field);
     if (v == null || v.isNull()) throw ApiError.badRequest("MISSING_FIELD", field + " is required");
-    if (!v.isIntegralNumber() || v.asLong() < min || v.asLong() > max) {
+    // canConvertToLong: a number past 64 bits must not wrap around into range
+    if (!v.isIntegralNumber() || !v.canConvertToLong() || v.asLong() < min || v.asLong() > max) {
       throw ApiError.badRequest("INVALID_FIELD", field + " must be an integer in " + min + ".." + max);
     }
     return v.asLong();

@@ -164,9 +164,14 @@ public class OrderResource {
   }
 
   @GET
-  public Map<String, Object> list(@Auth Caller caller, @QueryParam("limit") Integer limit,
+  public Map<String, Object> list(@Auth Caller caller, @QueryParam("limit") String limit,
       @QueryParam("cursor") String cursor) {
-    int n = limit == null ? 20 : limit;
+    // a String, parsed here: a non-numeric limit is a 400 with a code, not Jersey's 404
+    int n = 20;
+    if (limit != null) {
+      if (!limit.matches("\\d{1,3}")) throw ApiError.badRequest("INVALID_LIMIT", "limit must be in 1..100");
+      n = Integer.parseInt(limit);
+    }
     if (n < 1 || n > 100) throw ApiError.badRequest("INVALID_LIMIT", "limit must be in 1..100");
     if (cursor != null && !ORDER_ID.matcher(cursor).matches()) throw ApiError.badRequest("INVALID_CURSOR", "bad cursor");
     List<OrderDetails> page = queries.list(caller.tenant(), caller.subject(), cursor, n + 1);

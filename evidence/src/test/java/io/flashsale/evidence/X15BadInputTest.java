@@ -1,0 +1,98 @@
+package io.flashsale.evidence;
+
+import io.flashsale.api.cli.HttpJson;
+import io.flashsale.channel.Signatures;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * X-15: bad input over HTTP gets a clear JSON error with a stable code, stores nothing and leaves
+ * nothing stuck: a NUL or a lone surrogate in a text field, integers past 64 bits, a non-numeric
+ * page size, a signature timestamp too long to be a time, while a channel that adds a field to its
+ * callbacks is still heard; the order list pages in creation order past ord-9999; a production
+ * configuration with placeholder secrets refuses to start.
+ */
+class X15BadInputTest {
+  private static final String SECRET = "x15-callback-secret-0123456789abcdef";
+  @RegisterExtension static final Stack stack = new Stack().with("channel.callbackSecret", SECRET);
+  @RegisterExtension static final Evidence ev = new Evidence("X-15", "bad input: clear 400/401, nothing stored, nothing stuck");
+
+  @Test
+  void badInputIsRefusedCleanly() throws Exception {
+    stack.sku("sku-x15", 50, 50);
+    HttpJson buyer = stack.api.login("t1", "user-1501");
+    String nul = "{\"request_key\":\"x15-nul\",\"sku\":\"sku-x15\",\"quantity\":1,\"note\":\"a\\u0000b\"}";
+    HttpJson.Reply r = buyer.post("/orders", nul);
+    ev.check(r.status() == 400 && "INVALID_TEXT".equals(r.text("error")), "a NUL in note → 400 INVALID_TEXT (" + r.raw() + ")");
+    String lone = "{\"request_key\":\"x15-sur\",\"sku\":\"sku-x15\",\"quantity\":1,\"note\":\"a\\ud800\"}";
+    r = buyer.post("/orders", lone);
+    ev.check(r.status() == 400 && "INVALID_TEXT".equals(r.text("error")), "a lone surrogate → 400 INVALID_TEXT");
+    String huge = "{\"request_key\":\"x15-big\",\"sku\":\"sku-x15\",\"quantity\":18446744073709551617}";
+    r = buyer.post("/orders", huge);
+    ev.check(r.status() == 400 && "INVALID_FIELD".equals(r.text("error")), "quantity 2^64+1 → 400, not wrapped to 1");
+    ev.equal(0L, stack.sql.count("SELECT count(*) FROM orders"), "nothing stored");
+    ev.equal(201, Buyers.create(buyer, "x15-ok", "sku-x15", 1).status(), "the next create goes through: nothing stuck");
+
+    r = buyer.get("/orders?limit=abc");
+    ev.check(r.status() == 400 && "INVALID_LIMIT".equals(r.text("error")), "limit=abc → 400 INVALID_LIMIT");
+
+    String id = stack.sql.text("SELECT order_id FROM orders");
+    long now = System.currentTimeMillis() / 1000;
+    String bigAmount = "{\"notify_id\":\"n-big\",\"merchant_order\":\"" + id
+        + "\",\"kind\":\"CHARGED\",\"amount\":18446744073709551617}";
+    ev.equal(400, callback(bigAmount, Signatures.header(SECRET, now, bigAmount.getBytes(StandardCharsets.UTF_8))),
+        "callback amount 2^64+1 → 400");
+    ev.equal(401, callback(bigAmount, "t=" + "9".repeat(30) + ",v1=" + "0".repeat(64)),
+        "a 30-digit signature timestamp → 401 (not 500, which the channel would retry forever)");
+    String extra = "{\"notify_id\":\"n-extra\",\"merchant_order\":\"" + id
+        + "\",\"kind\":\"DECLINED\",\"amount\":1990,\"channel_added_field\":\"v2\"}";
+    ev.equal(200, callback(extra, Signatures.header(SECRET, now, extra.getBytes(StandardCharsets.UTF_8))),
+        "a callback with a field this version does not know is accepted");
+    ev.equal(0L, stack.sql.count("SELECT count(*) FROM payment_notification WHERE notify_id = 'n-big'"),
+        "the refused callback recorded nothing");
+
+    // creation order past ord-9999: ids ord-9999, ord-10000, ord-10001 for one buyer
+    stack.sql.count("SELECT setval('order_number', 9998)");
+    HttpJson pager = stack.api.login("t1", "user-1502");
+    List<String> created = new ArrayList<>();
+    for (int i = 0; i < 3; i++) created.add(Buyers.create(pager, "x15-page-" + i, "sku-x15", 1).text("order_id"));
+    List<String> paged = new ArrayList<>();
+    String cursor = null;
+    do {
+      HttpJson.Reply page = pager.get("/orders?limit=2" + (cursor == null ? "" : "&cursor=" + cursor));
+      page.body().path("orders").forEach(o -> paged.add(o.path("order_id").asText()));
+      cursor = page.body().path("next_cursor").isNull() ? null : page.body().path("next_cursor").asText();
+    } while (cursor != null);
+    ev.note("created " + created + ", listed " + paged);
+    ev.equal(List.of("ord-9999", "ord-10000", "ord-10001"), created, "ids past ord-9999");
+    ev.equal(created, paged, "the list pages in creation order past ord-9999");
+
+    // a production configuration with the example's placeholder secrets never starts
+    try (ChildJvm prod = ChildJvm.start("x15-production-placeholders", Map.of(
+        "dw.auth.secret", "change-me-too", "dw.channel.callbackSecret", "change-me"),
+        "server", "production.example.yml")) {
+      int exit = prod.awaitExit(60_000);
+      String log = prod.log();
+      ev.check(exit != 0, "exit status " + exit + " (not 0)");
+      ev.check(log.contains("refusing to start outside the local default")
+          && log.contains("auth.secret is the placeholder 'change-me-too'")
+          && log.contains("channel.callbackSecret is the placeholder 'change-me'"), "the message names both secrets");
+    }
+  }
+
+  private static int callback(String body, String signature) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + stack.wiring.apiPort()
+        + "/callbacks/payment")).header("Content-Type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofString(body));
+    if (signature != null) b.header(Signatures.HEADER, signature);
+    return HttpClient.newHttpClient().send(b.build(), HttpResponse.BodyHandlers.ofString()).statusCode();
+  }
+}
