@@ -3,7 +3,6 @@ package io.flashsale.api.embedded;
 import io.flashsale.api.FlashsaleConfiguration;
 import io.flashsale.api.TemporalEngine;
 import io.flashsale.channel.ChannelStub;
-import io.temporal.testserver.TestServer;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.File;
 import java.io.IOException;
@@ -26,7 +25,7 @@ public final class EmbeddedStack implements AutoCloseable {
 
   private final EmbeddedPostgres postgres;
   private final DevServer devServer;
-  private final TestServer.PortBoundTestServer testServer;
+  private final LoopbackTestServer testServer;
   private final ChannelStub channel;
   private final File dataDir;
   private final File postgresDir;
@@ -34,7 +33,7 @@ public final class EmbeddedStack implements AutoCloseable {
   private final TemporalEngine engine;
   private final int temporalPort;
 
-  private EmbeddedStack(EmbeddedPostgres postgres, DevServer devServer, TestServer.PortBoundTestServer testServer,
+  private EmbeddedStack(EmbeddedPostgres postgres, DevServer devServer, LoopbackTestServer testServer,
       ChannelStub channel, File dataDir, File postgresDir, TemporalEngine engine, int temporalPort,
       java.nio.channels.FileChannel lockFile) {
     this.postgres = postgres;
@@ -94,7 +93,7 @@ public final class EmbeddedStack implements AutoCloseable {
   private static EmbeddedStack startLocked(FlashsaleConfiguration cfg, TemporalEngine engine, Path data,
       java.nio.channels.FileChannel lockFile) throws IOException {
     DevServer dev = null;
-    TestServer.PortBoundTestServer test = null;
+    LoopbackTestServer test = null;
     int temporalPort = cfg.temporal.embeddedPort;
     if (engine == TemporalEngine.DEV_SERVER) {
       Path cli = TemporalCli.find(cfg.temporal.cliPath).orElseThrow(() -> new IOException(
@@ -106,8 +105,8 @@ public final class EmbeddedStack implements AutoCloseable {
       dev = DevServer.start(new DevServer.Options(cli, cfg.temporal.namespace, temporalPort, cfg.temporal.uiPort,
           dbFile, data, List.of("OrderId", "OrderStatus", "Sku", "Tenant")));
     } else if (engine == TemporalEngine.EMBEDDED) {
-      test = TestServer.createPortBoundServer(temporalPort);
-      log.info("in-memory Temporal engine on port {}", temporalPort);
+      test = LoopbackTestServer.start(temporalPort);
+      log.info("in-memory Temporal engine on 127.0.0.1:{}", temporalPort);
     }
 
     File pgDir = cfg.database.embeddedDataDir == null || cfg.database.embeddedDataDir.isBlank()
