@@ -56,7 +56,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
   /** What run() built, for the demo command and in-process tests. */
   public record Wiring(Database db, Orders orders, Reconciler reconciler, ChannelClient channel, Skus skus,
       TemporalRuntime temporal, io.flashsale.api.TemporalEngine engine, EmbeddedStack stack, FulfillmentConsumer consumer, OutboxRelay relay,
-      WorkflowAudit workflowAudit, String jdbcUrl, int apiPort, int adminPort) {}
+      WorkflowAudit workflowAudit, String jdbcUrl, int apiPort, int adminPort, String callbackSecret) {}
 
   private volatile Wiring wiring;
 
@@ -110,6 +110,13 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
 
   private void start(FlashsaleConfiguration cfg, Environment env) throws Exception {
     SecretsCheck.require(cfg);
+    if (cfg.embedded && (cfg.channel.callbackSecret == null || cfg.channel.callbackSecret.isBlank())) {
+      // the local default signs every callback too: a random key per start, shared with the stub, so
+      // no local process can post a CHARGED notice the channel did not send
+      byte[] key = new byte[32];
+      new java.security.SecureRandom().nextBytes(key);
+      cfg.channel.callbackSecret = java.util.HexFormat.of().formatHex(key);
+    }
     int apiPort = port(cfg, true);
     int adminPort = port(cfg, false);
 
@@ -233,7 +240,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     env.healthChecks().register("channel", Checks.channel(channel));
 
     wiring = new Wiring(db, orders, reconciler, channel, skus, temporal, engine, stack, consumer, relay, audit, jdbcUrl,
-        apiPort, adminPort);
+        apiPort, adminPort, cfg.channel.callbackSecret);
     EmbeddedStack shown = stack;
     io.flashsale.api.TemporalEngine shownEngine = engine;
     String shownTarget = temporalTarget;

@@ -29,7 +29,11 @@ final class ChannelHandler implements HttpHandler {
   private final CallbackSender callbacks;
   private final Stats stats;
 
-  ChannelHandler(Ledger ledger, FaultRules rules, CallbackSender callbacks, Stats stats) {
+  /** Whether /_callbacks/send (sign and send any callback) exists: tests of the stub only. */
+  private final boolean testSurface;
+
+  ChannelHandler(Ledger ledger, FaultRules rules, CallbackSender callbacks, Stats stats, boolean testSurface) {
+    this.testSurface = testSurface;
     this.ledger = ledger;
     this.rules = rules;
     this.callbacks = callbacks;
@@ -91,6 +95,9 @@ final class ChannelHandler implements HttpHandler {
         requireMethod(method, "POST");
         return release(body(ex, false), mo);
       case "/_callbacks/send":
+        if (!testSurface) {
+          throw new ApiException(404, Json.obj("error", "NOT_FOUND", "message", "no route " + method + " " + path));
+        }
         requireMethod(method, "POST");
         return sendCallback(body(ex, false), mo);
       case "/_reset":

@@ -62,6 +62,19 @@ public final class ChannelStub implements AutoCloseable {
    * @throws IllegalStateException if the file is damaged (beyond a torn last line) or another stub holds it
    */
   public static ChannelStub start(String host, int port, String callbackSecret, Path ledgerFile) {
+    return start(host, port, callbackSecret, ledgerFile, false);
+  }
+
+  /**
+   * With the test surface: {@code POST /_callbacks/send} signs and sends any callback it is given.
+   * Never in a running service: it would let any local process forge a signed CHARGED notice.
+   */
+  public static ChannelStub startWithTestSurface(String host, int port, String callbackSecret) {
+    return start(host, port, callbackSecret, null, true);
+  }
+
+  private static ChannelStub start(String host, int port, String callbackSecret, Path ledgerFile,
+      boolean testSurface) {
     FaultRules rules = new FaultRules();
     Stats stats = new Stats();
     CallbackSender callbacks = new CallbackSender(callbackSecret, rules, stats);
@@ -87,7 +100,7 @@ public final class ChannelStub implements AutoCloseable {
       t.setDaemon(true);
       return t;
     });
-    server.createContext("/", new ChannelHandler(ledger, rules, callbacks, stats));
+    server.createContext("/", new ChannelHandler(ledger, rules, callbacks, stats, testSurface));
     server.setExecutor(threads);
     server.start();
     ChannelStub stub = new ChannelStub(server, threads, callbacks, ledger, host);

@@ -29,7 +29,7 @@ class ChannelStubTest {
 
   @BeforeAll
   static void startAll() throws Exception {
-    stub = ChannelStub.start("127.0.0.1", 0, SECRET);
+    stub = ChannelStub.startWithTestSurface("127.0.0.1", 0, SECRET);
     receiver = new CallbackReceiver();
     client = new StubClient(stub.baseUrl());
   }
@@ -331,6 +331,15 @@ class ChannelStubTest {
     List<CallbackReceiver.Received> cbs = receiver.of("mo-16");
     assertEquals(2, cbs.size());
     assertEquals("ntf-custom", cbs.get(1).json().path("notify_id").asText());
+  }
+
+  @Test
+  void aRunningStubSignsNoArbitraryCallback() throws Exception {
+    try (ChannelStub plain = ChannelStub.start("127.0.0.1", 0, SECRET)) {
+      Resp r = new StubClient(plain.baseUrl()).post("/_callbacks/send",
+          Map.of("merchant_order", "mo-x", "kind", "CHARGED", "amount", 100, "notify_id", "ntf-forge"));
+      assertEquals(404, r.status());
+    }
   }
 
   @Test

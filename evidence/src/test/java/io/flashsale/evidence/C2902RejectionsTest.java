@@ -87,7 +87,7 @@ class C2902RejectionsTest {
     stack.sku("sku-c2902-amount", 5, 3);
     HttpJson buyer = stack.api.login("t1", "user-0102");
     String orderId = Buyers.create(buyer, "c2902-amount", "sku-c2902-amount", 1).text("order_id");
-    HttpJson.Reply cb = stack.api.post("/callbacks/payment", Map.of("notify_id", "ntf-forged-1",
+    HttpJson.Reply cb = stack.callback(Map.of("notify_id", "ntf-forged-1",
         "merchant_order", orderId, "kind", "CHARGED", "amount", 1, "txn", "txn-x"));
     ev.equal(200, cb.status(), "the callback is accepted (recorded)");
     stack.awaitNoticesApplied(1, 10_000);
@@ -96,8 +96,14 @@ class C2902RejectionsTest {
     HttpJson.Reply o = buyer.get("/orders/" + orderId);
     ev.check("CREATED".equals(o.text("status")) && o.body().path("version").asInt() == 1, "order still CREATED v1");
     ev.equal("HELD", o.body().path("reservation").path("status").asText(), "reservation still HELD");
-    HttpJson.Reply bad = stack.api.post("/callbacks/payment", "{\"notify_id\":\"n\",\"kind\":\"CHARGED\"}");
+    HttpJson.Reply bad = stack.callback("{\"notify_id\":\"n\",\"kind\":\"CHARGED\"}");
     ev.check(bad.status() == 400 && bad.text("error") != null, "malformed callback → 400 with a code: " + bad.raw());
+    HttpJson.Reply unsigned = stack.api.post("/callbacks/payment", Map.of("notify_id", "ntf-unsigned",
+        "merchant_order", orderId, "kind", "CHARGED", "amount", 1990, "txn", "txn-x"));
+    ev.check(unsigned.status() == 401 && "BAD_SIGNATURE".equals(unsigned.text("error")),
+        "an unsigned callback is refused in the local default too (its key is made at start)");
+    ev.equal(0L, stack.sql.count("SELECT count(*) FROM payment_notification WHERE notify_id = 'ntf-unsigned'"),
+        "the unsigned callback recorded nothing");
   }
 
   @Test

@@ -42,7 +42,7 @@ class C2906DuplicateAndLateNoticesTest {
     for (int i = 0; i < 16; i++) {
       replies.add(pool.submit(() -> {
         go.await();
-        return stack.api.post("/callbacks/payment", notice);
+        return stack.callback(notice);
       }));
     }
     go.countDown();

@@ -78,7 +78,7 @@ class C2907ReReserveOrRefundTest {
     stack.awaitTrue(() -> stack.workflowStatus(wf).equals("COMPLETED"), 10_000, "B's workflow did not complete");
     ev.note("B's workflow after the late-notice window: " + stack.workflowStatus(wf));
     String txn = stack.channel.get("/charges/" + b).text("txn");
-    HttpJson.Reply late = stack.api.post("/callbacks/payment", Map.of("notify_id", "ntf-late-c2907",
+    HttpJson.Reply late = stack.callback(Map.of("notify_id", "ntf-late-c2907",
         "merchant_order", b, "kind", "CHARGED", "amount", 1990, "txn", txn));
     ev.equal(200, late.status(), "late CHARGED accepted after the workflow completed");
     stack.awaitNoticesApplied(1, 10_000);

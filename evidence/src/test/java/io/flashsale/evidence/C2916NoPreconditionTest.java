@@ -31,7 +31,7 @@ class C2916NoPreconditionTest {
 
     Safeguards.transitionPrecondition = false;
     String txn = stack.channel.get("/charges/" + id).text("txn");
-    stack.api.post("/callbacks/payment", Map.of("notify_id", "ntf-late-c2916", "merchant_order", id,
+    stack.callback(Map.of("notify_id", "ntf-late-c2916", "merchant_order", id,
         "kind", "CHARGED", "amount", 1990, "txn", txn == null ? "txn-x" : txn));
     stack.awaitStatus(id, "PAID", 10_000);
     Safeguards.restore();

@@ -39,7 +39,7 @@ class CallbackStormContinueAsNewTest {
     List<Future<Integer>> sent = new ArrayList<>();
     for (int i = 0; i < 150; i++) {
       int n = i;
-      sent.add(pool.submit(() -> stack.api.post("/callbacks/payment", Map.of("notify_id", "ntf-storm-" + (n % 5),
+      sent.add(pool.submit(() -> stack.callback(Map.of("notify_id", "ntf-storm-" + (n % 5),
           "merchant_order", id, "kind", "CHARGED", "amount", 1990, "txn", txn)).status()));
     }
     int ok = 0;

@@ -147,6 +147,39 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
         + " AND query LIKE ?", statementPrefix + "%") > 0, timeoutMs, "no session blocked in " + statementPrefix);
   }
 
+  /**
+   * Posts a payment callback to the API signed as the channel signs it (the local default signs
+   * every callback with a key made at start), as the channel would send it.
+   */
+  public HttpJson.Reply callback(Object body) {
+    try {
+      String json = body instanceof String s ? s : HttpJson.JSON.writeValueAsString(body);
+      byte[] raw = json.getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      java.net.http.HttpRequest request = java.net.http.HttpRequest.newBuilder(
+              java.net.URI.create("http://127.0.0.1:" + wiring.apiPort() + "/callbacks/payment"))
+          .header("Content-Type", "application/json")
+          .header(io.flashsale.channel.Signatures.HEADER, io.flashsale.channel.Signatures.header(
+              wiring.callbackSecret(), System.currentTimeMillis() / 1000, raw))
+          .POST(java.net.http.HttpRequest.BodyPublishers.ofByteArray(raw))
+          .build();
+      java.net.http.HttpResponse<String> r = HTTP.send(request, java.net.http.HttpResponse.BodyHandlers.ofString());
+      com.fasterxml.jackson.databind.JsonNode parsed;
+      try {
+        parsed = HttpJson.JSON.readTree(r.body());
+      } catch (IOException e) {
+        parsed = null;
+      }
+      return new HttpJson.Reply(r.statusCode(), parsed, r.body());
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static final java.net.http.HttpClient HTTP = java.net.http.HttpClient.newHttpClient();
+
   /** Create or reset a SKU through the admin task, as an operator would. */
   public void sku(String sku, int total, int perUserLimit) {
     HttpJson.Reply r = admin.post("/tasks/sku?tenant=t1&sku=" + sku + "&total=" + total
