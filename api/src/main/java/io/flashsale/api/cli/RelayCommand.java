@@ -17,7 +17,9 @@ public class RelayCommand extends Command {
   public void configure(Subparser subparser) {
     subparser.addArgument("--database-url").required(true).help("JDBC url of the orders database");
     subparser.addArgument("--user").setDefault("postgres");
-    subparser.addArgument("--password").setDefault("");
+    // never on the command line (every local user can read argv): from the environment
+    subparser.addArgument("--password-env").setDefault("FLASHSALE_DB_PASSWORD")
+        .help("the environment variable holding the database password (default FLASHSALE_DB_PASSWORD)");
     subparser.addArgument("--consumer-url").setDefault("http://127.0.0.1:8092/events");
     subparser.addArgument("--batch").type(Integer.class).setDefault(20);
     subparser.addArgument("--poll-ms").type(Long.class).setDefault(200L);
@@ -26,7 +28,8 @@ public class RelayCommand extends Command {
 
   @Override
   public void run(Bootstrap<?> bootstrap, Namespace ns) throws Exception {
-    Database db = new Database(ns.getString("database_url"), ns.getString("user"), ns.getString("password"), 2);
+    String password = System.getenv().getOrDefault(ns.getString("password_env"), "");
+    Database db = new Database(ns.getString("database_url"), ns.getString("user"), password, 2);
     OutboxRelay relay = new OutboxRelay(db, ns.getString("consumer_url"), ns.getInt("batch"), ns.getLong("poll_ms"),
         ns.getString("name"));
     System.out.println("relay " + ns.getString("name") + " delivering to " + ns.getString("consumer_url"));
