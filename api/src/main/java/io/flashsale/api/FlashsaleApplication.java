@@ -190,7 +190,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
       env.lifecycle().manage(relay);
     }
 
-    Orders orders = new Orders(temporal.client(), cfg.orders.toSettings());
+    Orders orders = new Orders(temporal.client(), cfg.orders.toSettings(), Duration.ofMillis(cfg.temporal.callDeadlineMs));
     io.flashsale.api.core.OrphanRepair repair = new io.flashsale.api.core.OrphanRepair(db, temporal.service(),
         cfg.temporal.namespace, orders);
     if (cfg.temporal.repairOrphansAtStart && cfg.worker) {

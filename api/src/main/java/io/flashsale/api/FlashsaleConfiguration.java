@@ -77,6 +77,11 @@ public class FlashsaleConfiguration extends Configuration {
     @JsonProperty public TlsSettings tls = new TlsSettings();
     /** External engine: an API key sent as a bearer token (Temporal Cloud API keys); empty = none. */
     @JsonProperty public String apiKey = "";
+    /**
+     * How long an HTTP request waits for the engine (create, pay, cancel); past it 503 with
+     * Retry-After, and the same request may be sent again.
+     */
+    @JsonProperty public long callDeadlineMs = 10_000;
     /** Start a workflow for every non-final order that has none, when the service starts. */
     @JsonProperty public boolean repairOrphansAtStart = true;
     /**

@@ -20,30 +20,75 @@ import io.temporal.client.WorkflowUpdateStage;
 
 /** The API's side of the order workflow: create by update-with-start, pay/cancel by update, notices by signal. */
 public final class Orders {
-  private final WorkflowClient client;
-  private final OrderSettings settings;
-
-  public Orders(WorkflowClient client, OrderSettings settings) {
-    this.client = client;
-    this.settings = settings;
+  /** A client call to the engine that did not answer within the deadline: the caller retries. */
+  public static final class DeadlineExceeded extends RuntimeException {
+    public DeadlineExceeded(String what, java.time.Duration deadline) {
+      super(what + " did not complete within " + deadline.toMillis() + " ms");
+    }
   }
 
+  private final WorkflowClient client;
+  private final OrderSettings settings;
+  private final java.time.Duration deadline;
+  /** Engine calls run here, so a request thread waits at most the deadline (the call itself may go on). */
+  private final java.util.concurrent.ExecutorService calls = java.util.concurrent.Executors.newCachedThreadPool(r -> {
+    Thread t = new Thread(r, "engine-call");
+    t.setDaemon(true);
+    return t;
+  });
+
+  public Orders(WorkflowClient client, OrderSettings settings) {
+    this(client, settings, java.time.Duration.ofSeconds(10));
+  }
+
+  public Orders(WorkflowClient client, OrderSettings settings, java.time.Duration deadline) {
+    this.client = client;
+    this.settings = settings;
+    this.deadline = deadline;
+  }
+
+  /** Update-with-start, answered within the deadline. */
   public CreateResult create(CreateOrder req) {
     String workflowId = WorkflowIds.forScope(req.tenant(), req.subject(), req.requestKey());
     OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, startOptions(workflowId, req.tenant(), req.sku(),
         "order " + req.sku() + " x" + req.quantity() + " for " + req.tenant() + "/" + req.subject()));
     WithStartWorkflowOperation<Void> start = new WithStartWorkflowOperation<>(wf::run,
         new OrderStart(req.tenant(), req.subject(), req.requestKey(), null, settings));
-    return WorkflowClient.executeUpdateWithStart(wf::create, req,
-        UpdateOptions.<CreateResult>newBuilder().setWaitForStage(WorkflowUpdateStage.COMPLETED).build(), start);
+    return withDeadline("create " + workflowId, () -> WorkflowClient.executeUpdateWithStart(wf::create, req,
+        UpdateOptions.<CreateResult>newBuilder().setWaitForStage(WorkflowUpdateStage.COMPLETED).build(), start));
   }
 
-  public CommandResult pay(String workflowId) {
-    return client.newWorkflowStub(OrderWorkflow.class, workflowId).pay();
+  /** idempotencyKey (optional) becomes the update id: a client's retry gets the original answer. */
+  public CommandResult pay(String workflowId, String idempotencyKey) {
+    return command(workflowId, "pay", idempotencyKey);
   }
 
-  public CommandResult cancel(String workflowId) {
-    return client.newWorkflowStub(OrderWorkflow.class, workflowId).cancel();
+  public CommandResult cancel(String workflowId, String idempotencyKey) {
+    return command(workflowId, "cancel", idempotencyKey);
+  }
+
+  private CommandResult command(String workflowId, String name, String idempotencyKey) {
+    UpdateOptions.Builder<CommandResult> options = UpdateOptions.<CommandResult>newBuilder()
+        .setUpdateName(name).setResultClass(CommandResult.class).setWaitForStage(WorkflowUpdateStage.COMPLETED);
+    if (idempotencyKey != null) options.setUpdateId(name + ":" + idempotencyKey);
+    return withDeadline(name + " " + workflowId,
+        () -> client.newUntypedWorkflowStub(workflowId).startUpdate(options.build()).getResult());
+  }
+
+  private <T> T withDeadline(String what, java.util.function.Supplier<T> call) {
+    java.util.concurrent.Future<T> f = calls.submit(call::get);
+    try {
+      return f.get(deadline.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.TimeoutException e) {
+      f.cancel(true);
+      throw new DeadlineExceeded(what, deadline);
+    } catch (java.util.concurrent.ExecutionException e) {
+      if (e.getCause() instanceof RuntimeException re) throw re;
+      throw new IllegalStateException(e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new DeadlineExceeded(what, deadline);
+    }
   }
 
   /**

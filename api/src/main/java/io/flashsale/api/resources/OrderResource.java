@@ -22,6 +22,7 @@ import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.HeaderParam;
 import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
@@ -83,9 +84,9 @@ public class OrderResource {
     CreateResult r;
     try {
       r = orders.create(new CreateOrder(caller.tenant(), caller.subject(), requestKey, sku, quantity, note));
-    } catch (WorkflowServiceException e) {
+    } catch (WorkflowServiceException | Orders.DeadlineExceeded e) {
       log.warn("create {}/{} key {}: engine unavailable: {}", caller.tenant(), caller.subject(), requestKey, e.toString());
-      throw ApiError.exception(503, "ENGINE_UNAVAILABLE", "the order engine did not answer; retry with the same key");
+      throw engineUnavailable("the order engine did not answer; retry with the same key");
     } finally {
       admission.release();
     }
@@ -101,16 +102,20 @@ public class OrderResource {
 
   @POST
   @Path("/{id}/pay")
-  public Response pay(@Auth Caller caller, @PathParam("id") String id) {
+  public Response pay(@Auth Caller caller, @PathParam("id") String id,
+      @HeaderParam("Idempotency-Key") String idempotencyKey) {
     OrderDetails o = owned(caller, id);
-    return command(o, orders::pay, r -> r.outcome() == null ? 200 : 409, false);
+    String key = idempotencyKey(idempotencyKey);
+    return command(o, wf -> orders.pay(wf, key), r -> r.outcome() == null ? 200 : 409, false);
   }
 
   @POST
   @Path("/{id}/cancel")
-  public Response cancel(@Auth Caller caller, @PathParam("id") String id) {
+  public Response cancel(@Auth Caller caller, @PathParam("id") String id,
+      @HeaderParam("Idempotency-Key") String idempotencyKey) {
     OrderDetails o = owned(caller, id);
-    return command(o, orders::cancel, r -> CommandResult.REJECTED.equals(r.outcome()) ? 409 : 200, true);
+    String key = idempotencyKey(idempotencyKey);
+    return command(o, wf -> orders.cancel(wf, key), r -> CommandResult.REJECTED.equals(r.outcome()) ? 409 : 200, true);
   }
 
   /** Own orders as CSV, streamed row by row; an aborted download closes the cursor at once. */
@@ -194,17 +199,29 @@ public class OrderResource {
     return o;
   }
 
+  /** Optional; when given it names the command, so a client's retry gets the original answer. */
+  private static String idempotencyKey(String header) {
+    if (header == null) return null;
+    if (!REQUEST_KEY.matcher(header).matches()) {
+      throw ApiError.badRequest("INVALID_IDEMPOTENCY_KEY", "Idempotency-Key must match " + REQUEST_KEY.pattern());
+    }
+    return header;
+  }
+
   private Response command(OrderDetails o, Function<String, CommandResult> call, Function<CommandResult, Integer> code,
       boolean closedCancel) {
     CommandResult r;
     try {
       r = call.apply(o.workflowId());
+    } catch (Orders.DeadlineExceeded e) {
+      log.warn("order {} command: {}", o.orderId(), e.getMessage());
+      throw engineUnavailable("the order workflow did not answer in time; retry (with the same Idempotency-Key)");
     } catch (WorkflowNotFoundException | WorkflowUpdateException | WorkflowServiceException e) {
       OrderDetails now = queries.get(o.orderId());
       if (!io.flashsale.workflows.OrderStatus.valueOf(now.status()).isTerminal()) {
         // the order is still moving: a transient engine problem, not an answer
         log.warn("order {} command failed: {}", o.orderId(), e.toString());
-        throw ApiError.exception(503, "ENGINE_UNAVAILABLE", "the order workflow did not answer; retry");
+        throw engineUnavailable("the order workflow did not answer; retry");
       }
       // final order whose workflow completed after its late-notice window: answer from the row
       boolean replayCancel = closedCancel && "CANCELLED".equals(now.status());
@@ -218,6 +235,12 @@ public class OrderResource {
     out.put("status", r.status() == null ? null : r.status().name());
     out.put("version", r.version());
     return json(code.apply(r), out);
+  }
+
+  /** 503 with Retry-After: the engine is slow or away, the same request may be sent again. */
+  private static jakarta.ws.rs.WebApplicationException engineUnavailable(String message) {
+    return new jakarta.ws.rs.WebApplicationException(Response.fromResponse(
+        ApiError.response(503, "ENGINE_UNAVAILABLE", message)).header("Retry-After", "1").build());
   }
 
   /** The create answer: the outcome plus, when there is an order, the order as GET shows it. */
