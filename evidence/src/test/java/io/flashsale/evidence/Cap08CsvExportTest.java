@@ -32,6 +32,8 @@ class Cap08CsvExportTest {
     String[] lines = mine.raw().split("\n");
     ev.equal("order_id,status,version,sku,quantity,amount,request_key,created_at", lines[0], "CSV header");
     ev.equal(3, lines.length, "header + the owner's 2 orders");
+    ev.check(lines[1].matches("\"ord-\\d+\",\"CREATED\",1,\"sku-cap08\",1,1990,\"cap08-1\",\"[^\"]+\""),
+        "every text field quoted, numbers bare: " + lines[1]);
     ev.check(!mine.raw().contains("cap08-3"), "another subject's order is not in the export");
     ev.equal(401, stack.api.get("/orders/export.csv").status(), "no token → 401");
 

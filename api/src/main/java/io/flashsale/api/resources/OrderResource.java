@@ -132,13 +132,13 @@ public class OrderResource {
       openExports.incrementAndGet();
       java.io.Writer w = new java.io.BufferedWriter(new java.io.OutputStreamWriter(out, java.nio.charset.StandardCharsets.UTF_8));
       try {
-        w.write("order_id,status,version,sku,quantity,amount,request_key,created_at\n");
+        io.flashsale.api.core.OrderCsv csv = new io.flashsale.api.core.OrderCsv(w);
         int[] n = {0};
         queries.export(caller.tenant(), caller.subject(), o -> {
-          w.write(o.orderId() + "," + o.status() + "," + o.version() + "," + o.sku() + "," + o.quantity() + ","
-              + o.amount() + "," + csv(o.requestKey()) + "," + o.createdAt() + "\n");
-          if (++n[0] % 500 == 0) w.flush();
+          csv.write(o);
+          if (++n[0] % 500 == 0) csv.flush();
         });
+        csv.flush();
         w.flush();
       } catch (java.io.IOException aborted) {
         log.info("export for {}/{} aborted by the client: {}", caller.tenant(), caller.subject(), aborted.toString());
@@ -157,10 +157,6 @@ public class OrderResource {
   }
 
   private final java.util.concurrent.atomic.AtomicInteger openExports = new java.util.concurrent.atomic.AtomicInteger();
-
-  private static String csv(String v) {
-    return v.matches("[A-Za-z0-9._:-]*") ? v : "\"" + v.replace("\"", "\"\"") + "\"";
-  }
 
   @GET
   @Path("/{id}")

@@ -1,0 +1,28 @@
+package io.flashsale.api.core;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.flashsale.activities.OrderQueries.OrderDetails;
+import java.io.StringWriter;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class OrderCsvTest {
+  private static OrderDetails order(String id, String requestKey) {
+    return new OrderDetails(id, "t1", "u1", requestKey, "PAID", 3, "sku-lab-01", 1, 1990, null, id + "/r1",
+        "CONFIRMED", "wf", "2026-11-30T10:00:00Z", List.of());
+  }
+
+  @Test
+  void everyTextFieldIsQuotedAndNumbersAreBare() throws Exception {
+    StringWriter out = new StringWriter();
+    try (OrderCsv csv = new OrderCsv(out)) {
+      csv.write(order("ord-0001", "k1"));
+      csv.write(order("ord-0002", "=SUM(A1),\"x\""));
+    }
+    assertEquals(OrderCsv.HEADER + "\n"
+        + "\"ord-0001\",\"PAID\",3,\"sku-lab-01\",1,1990,\"k1\",\"2026-11-30T10:00:00Z\"\n"
+        + "\"ord-0002\",\"PAID\",3,\"sku-lab-01\",1,1990,\"=SUM(A1),\"\"x\"\"\",\"2026-11-30T10:00:00Z\"\n",
+        out.toString());
+  }
+}
