@@ -155,14 +155,22 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
     try {
       String json = body instanceof String s ? s : HttpJson.JSON.writeValueAsString(body);
       byte[] raw = json.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-      java.net.http.HttpRequest request = java.net.http.HttpRequest.newBuilder(
-              java.net.URI.create("http://127.0.0.1:" + wiring.apiPort() + "/callbacks/payment"))
-          .header("Content-Type", "application/json")
-          .header(io.flashsale.channel.Signatures.HEADER, io.flashsale.channel.Signatures.header(
-              wiring.callbackSecret(), System.currentTimeMillis() / 1000, raw))
-          .POST(java.net.http.HttpRequest.BodyPublishers.ofByteArray(raw))
-          .build();
-      java.net.http.HttpResponse<String> r = HTTP.send(request, java.net.http.HttpResponse.BodyHandlers.ofString());
+      return callback(json, io.flashsale.channel.Signatures.header(wiring.callbackSecret(),
+          System.currentTimeMillis() / 1000, raw));
+    } catch (IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
+  /** Posts a callback body as given with the given signature header (null: none). */
+  public HttpJson.Reply callback(String body, String signature) {
+    java.net.http.HttpRequest.Builder request = java.net.http.HttpRequest.newBuilder(
+            java.net.URI.create("http://127.0.0.1:" + wiring.apiPort() + "/callbacks/payment"))
+        .header("Content-Type", "application/json")
+        .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body));
+    if (signature != null) request.header(io.flashsale.channel.Signatures.HEADER, signature);
+    try {
+      java.net.http.HttpResponse<String> r = HTTP.send(request.build(), java.net.http.HttpResponse.BodyHandlers.ofString());
       com.fasterxml.jackson.databind.JsonNode parsed;
       try {
         parsed = HttpJson.JSON.readTree(r.body());

@@ -2,10 +2,6 @@ package io.flashsale.evidence;
 
 import io.flashsale.api.cli.HttpJson;
 import io.flashsale.channel.Signatures;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -88,11 +84,8 @@ class X15BadInputTest {
     }
   }
 
-  private static int callback(String body, String signature) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + stack.wiring.apiPort()
-        + "/callbacks/payment")).header("Content-Type", "application/json")
-        .POST(HttpRequest.BodyPublishers.ofString(body));
-    if (signature != null) b.header(Signatures.HEADER, signature);
-    return HttpClient.newHttpClient().send(b.build(), HttpResponse.BodyHandlers.ofString()).statusCode();
+  private static int callback(String body, String signature) {
+    return stack.callback(body, signature).status();
   }
+
 }

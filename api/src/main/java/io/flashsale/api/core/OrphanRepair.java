@@ -1,9 +1,6 @@
 package io.flashsale.api.core;
 
 import io.flashsale.activities.Database;
-import io.temporal.api.common.v1.WorkflowExecution;
-import io.temporal.api.enums.v1.WorkflowExecutionStatus;
-import io.temporal.api.workflowservice.v1.DescribeWorkflowExecutionRequest;
 import io.temporal.serviceclient.WorkflowServiceStubs;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -81,16 +78,7 @@ public final class OrphanRepair {
 
   /** RUNNING, COMPLETED, ... or NONE. */
   private String runState(String workflowId) {
-    try {
-      WorkflowExecutionStatus s = service.blockingStub().describeWorkflowExecution(
-              DescribeWorkflowExecutionRequest.newBuilder().setNamespace(namespace)
-                  .setExecution(WorkflowExecution.newBuilder().setWorkflowId(workflowId)).build())
-          .getWorkflowExecutionInfo().getStatus();
-      return s.name().replace("WORKFLOW_EXECUTION_STATUS_", "");
-    } catch (io.grpc.StatusRuntimeException e) {
-      if (e.getStatus().getCode() == io.grpc.Status.Code.NOT_FOUND) return "NONE";
-      throw e;
-    }
+    return WorkflowRuns.latest(service, namespace, workflowId).map(WorkflowRuns::label).orElse("NONE");
   }
 
   private static final String NON_FINAL = "SELECT o.order_id, o.status, o.workflow_id, o.tenant, o.subject,"

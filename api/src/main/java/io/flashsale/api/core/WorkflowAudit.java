@@ -4,9 +4,7 @@ import io.flashsale.activities.Reconciler;
 import io.flashsale.workflows.OrderState;
 import io.flashsale.workflows.OrderStatus;
 import io.flashsale.workflows.OrderWorkflow;
-import io.temporal.api.common.v1.WorkflowExecution;
 import io.temporal.api.enums.v1.WorkflowExecutionStatus;
-import io.temporal.api.workflowservice.v1.DescribeWorkflowExecutionRequest;
 import io.temporal.api.workflowservice.v1.ListWorkflowExecutionsRequest;
 import io.temporal.api.workflowservice.v1.ListWorkflowExecutionsResponse;
 import io.temporal.client.WorkflowClient;
@@ -94,21 +92,18 @@ public final class WorkflowAudit implements Reconciler.WorkflowCheck {
   private List<String> describeAndQuery(String orderId, String workflowId, String status, int version) {
     WorkflowExecutionStatus run;
     try {
-      run = service.blockingStub().describeWorkflowExecution(DescribeWorkflowExecutionRequest.newBuilder()
-              .setNamespace(namespace)
-              .setExecution(WorkflowExecution.newBuilder().setWorkflowId(workflowId))
-              .build())
-          .getWorkflowExecutionInfo().getStatus();
-    } catch (io.grpc.StatusRuntimeException e) {
-      if (e.getStatus().getCode() != io.grpc.Status.Code.NOT_FOUND) {
-        return List.of(orderId + " " + status + " WORKFLOW_UNREACHABLE " + e.getStatus().getCode());
+      var latest = WorkflowRuns.latest(service, namespace, workflowId);
+      if (latest.isEmpty()) {
+        return OrderStatus.valueOf(status).isTerminal() ? List.of()
+            : List.of(orderId + " " + status + " ORPHAN no workflow");
       }
-      return OrderStatus.valueOf(status).isTerminal() ? List.of()
-          : List.of(orderId + " " + status + " ORPHAN no workflow");
+      run = latest.get();
+    } catch (io.grpc.StatusRuntimeException e) {
+      return List.of(orderId + " " + status + " WORKFLOW_UNREACHABLE " + e.getStatus().getCode());
     }
     if (run != WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_RUNNING) {
       return OrderStatus.valueOf(status).isTerminal() ? List.of()
-          : List.of(orderId + " " + status + " ORPHAN workflow " + run.name().replace("WORKFLOW_EXECUTION_STATUS_", ""));
+          : List.of(orderId + " " + status + " ORPHAN workflow " + WorkflowRuns.label(run));
     }
     OrderState state;
     try {

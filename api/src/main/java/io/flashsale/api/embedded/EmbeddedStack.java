@@ -56,7 +56,7 @@ public final class EmbeddedStack implements AutoCloseable {
     if (wanted != TemporalEngine.AUTO) return wanted;
     if (!cfg.embedded) return TemporalEngine.EXTERNAL;
     if (TemporalCli.find(cfg.temporal.cliPath).isPresent()) return TemporalEngine.DEV_SERVER;
-    Path kept = Path.of(cfg.dataDir == null || cfg.dataDir.isBlank() ? "data" : cfg.dataDir, "temporal.db");
+    Path kept = dataFolder(cfg).resolve("temporal.db");
     if (Files.exists(kept)) {
       // the in-memory engine over a folder whose workflows live in the dev server's file would run
       // every open order twice once the dev server is back
@@ -69,9 +69,14 @@ public final class EmbeddedStack implements AutoCloseable {
     return TemporalEngine.EMBEDDED;
   }
 
+  /** The local default's data folder, absolute. */
+  private static Path dataFolder(FlashsaleConfiguration cfg) {
+    return Path.of(cfg.dataDir == null || cfg.dataDir.isBlank() ? "data" : cfg.dataDir).toAbsolutePath();
+  }
+
   /** Starts the local pieces; {@code engine} is already resolved (never AUTO). */
   public static EmbeddedStack start(FlashsaleConfiguration cfg, TemporalEngine engine) throws IOException {
-    Path data = Path.of(cfg.dataDir == null || cfg.dataDir.isBlank() ? "data" : cfg.dataDir).toAbsolutePath();
+    Path data = dataFolder(cfg);
     Files.createDirectories(data);
     // one service per data folder: only the holder of the lock may treat what it finds as leftovers
     java.nio.channels.FileChannel lockFile = java.nio.channels.FileChannel.open(data.resolve(".flashsale.lock"),
