@@ -206,7 +206,8 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     OrderQueries queries = new OrderQueries(db);
     Principals principals = new Principals(db);
     Reconciler reconciler = new Reconciler(db, channel);
-    TokenService tokens = new TokenService(cfg.auth.secret, cfg.auth.tokenTtlSeconds, Clock.systemUTC());
+    TokenService tokens = new TokenService(TokenService.keys(cfg.auth.secret, cfg.auth.keys), cfg.auth.signingKeyId,
+        cfg.auth.tokenTtlSeconds, Clock.systemUTC());
 
     // stream as written (SSE, CSV): no buffering of the first 8 KiB to compute a Content-Length
     env.jersey().property(org.glassfish.jersey.server.ServerProperties.OUTBOUND_CONTENT_LENGTH_BUFFER, 0);
@@ -216,10 +217,12 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
         .setUnauthorizedHandler(new JsonUnauthorizedHandler())
         .buildAuthFilter()));
     env.jersey().register(new AuthValueFactoryProvider.Binder<>(Caller.class));
+    env.jersey().register(new io.flashsale.api.core.BodyLimit(cfg.maxBodyBytes));
     env.jersey().register(new ErrorMappers.MalformedJson());
     env.jersey().register(new ErrorMappers.WebErrors());
     env.jersey().register(new ErrorMappers.Unexpected());
-    if (cfg.auth.devLoginEnabled(cfg.embedded)) env.jersey().register(new SessionResource(tokens, principals));
+    if (cfg.auth.devLoginEnabled(cfg.embedded)) env.jersey().register(new SessionResource(tokens, principals,
+        cfg.auth.secureCookie));
     OrderResource orderResource = new OrderResource(orders, queries, skus, cfg.maxCreatesInFlight, cfg.maxExports);
     env.jersey().register(orderResource);
     OrderEventsResource eventsResource = new OrderEventsResource(queries, principals, cfg.maxEventStreams,

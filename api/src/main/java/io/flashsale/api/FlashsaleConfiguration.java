@@ -29,6 +29,8 @@ public class FlashsaleConfiguration extends Configuration {
   @JsonProperty public int maxCreatesInFlight = 256;
   /** CSV exports streaming at once (each holds a database connection); past it 503. */
   @JsonProperty public int maxExports = 4;
+  /** Request bodies larger than this are refused with 413 BODY_TOO_LARGE before they are read. */
+  @JsonProperty public long maxBodyBytes = 16 * 1024;
   /** Open order event streams (SSE) at once; past it 503. */
   @JsonProperty public int maxEventStreams = 100;
   /** An event stream ends after this long; the client resumes with Last-Event-ID. */
@@ -125,9 +127,21 @@ public class FlashsaleConfiguration extends Configuration {
     public boolean devLoginEnabled(boolean embedded) {
       return devLogin == null ? embedded : devLogin;
     }
-    /** HMAC key for session tokens; empty = a random key per start. */
+    /** HMAC key for session tokens (the key id "default"); empty with no keys = a random key per start. */
     @JsonProperty public String secret = "";
+    /**
+     * More token keys, id → secret, for rotation: a token is verified with the key its id names,
+     * so tokens signed with a retiring key stay valid while that key is listed.
+     */
+    @JsonProperty public java.util.Map<String, String> keys = new java.util.LinkedHashMap<>();
+    /** The key that signs new tokens; required when more than one key is configured. */
+    @JsonProperty public String signingKeyId = "";
     @JsonProperty public long tokenTtlSeconds = 3600;
+    /**
+     * The session cookie's Secure flag. Unset: when the request came over TLS (an HTTPS connector,
+     * or X-Forwarded-Proto through a proxy Jetty trusts); true: always, e.g. behind a TLS proxy.
+     */
+    @JsonProperty public Boolean secureCookie;
   }
 
   public static class OrderTimings {

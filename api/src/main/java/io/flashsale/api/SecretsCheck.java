@@ -8,8 +8,9 @@ import java.util.Set;
 
 /**
  * Outside the local default (embedded: false) the service holds real money: it refuses to start
- * with a token or callback secret that is missing, shorter than 32 bytes, a known placeholder, or
- * a ${VAR} that the environment did not fill. The local default makes its own random secrets.
+ * with a token key (auth.secret and every one of auth.keys) or callback secret that is missing,
+ * shorter than 32 bytes, a known placeholder, or a ${VAR} that the environment did not fill. The
+ * local default makes its own random secrets.
  */
 public final class SecretsCheck {
   /** The shipped examples' placeholders and the usual suspects. */
@@ -23,7 +24,10 @@ public final class SecretsCheck {
   public static List<String> problems(FlashsaleConfiguration cfg) {
     List<String> out = new ArrayList<>();
     if (cfg.embedded) return out;
-    check("auth.secret", cfg.auth.secret, out);
+    // every token key can sign or verify: each one must be a real secret
+    boolean anyKey = cfg.auth.keys != null && !cfg.auth.keys.isEmpty();
+    if (!anyKey || (cfg.auth.secret != null && !cfg.auth.secret.isBlank())) check("auth.secret", cfg.auth.secret, out);
+    if (anyKey) cfg.auth.keys.forEach((id, secret) -> check("auth.keys." + id, secret, out));
     check("channel.callbackSecret", cfg.channel.callbackSecret, out);
     return out;
   }

@@ -41,6 +41,22 @@ class SecretsCheckTest {
   }
 
   @Test
+  void everyTokenKeyIsChecked() {
+    FlashsaleConfiguration cfg = production("", GOOD);
+    cfg.auth.keys.put("k2", GOOD);
+    cfg.auth.keys.put("k1", "change-me");
+    cfg.auth.keys.put("k0", "${FLASHSALE_TOKEN_KEY_K0}");
+    assertEquals(List.of("auth.keys.k1 is the placeholder 'change-me'",
+        "auth.keys.k0 is an unset environment variable (${FLASHSALE_TOKEN_KEY_K0})"), SecretsCheck.problems(cfg));
+    cfg.auth.keys.remove("k1");
+    cfg.auth.keys.remove("k0");
+    assertTrue(SecretsCheck.problems(cfg).isEmpty(), "keys alone, no auth.secret: fine");
+    cfg.auth.secret = "short";
+    assertEquals(List.of("auth.secret is shorter than 32 bytes"), SecretsCheck.problems(cfg),
+        "auth.secret next to keys is a key too");
+  }
+
+  @Test
   void devLoginIsOnOnlyInTheLocalDefaultUnlessSetExplicitly() {
     FlashsaleConfiguration cfg = new FlashsaleConfiguration();
     assertTrue(cfg.auth.devLoginEnabled(true));

@@ -14,7 +14,8 @@ import java.util.Set;
 /**
  * Identity from a signed token, carried either as {@code Authorization: Bearer …} or as the
  * session cookie. A cookie is sent by the browser on its own, so an unsafe request authenticated
- * by the cookie must also carry the CSRF token the session handed out (header X-CSRF-Token).
+ * by the cookie must also carry the CSRF token the session handed out (header X-CSRF-Token); the
+ * cookie itself is checked first, so a forged or expired one is 401.
  */
 @Priority(Priorities.AUTHENTICATION)
 public final class SessionAuthFilter extends AuthFilter<String, Caller> {
@@ -34,16 +35,17 @@ public final class SessionAuthFilter extends AuthFilter<String, Caller> {
     }
     Cookie cookie = request.getCookies().get(COOKIE);
     if (cookie == null) throw unauthorized();
+    // authentication first: a forged or expired cookie is 401 (log in again), not a CSRF refusal
+    if (!authenticate(request, cookie.getValue(), "Cookie")) throw unauthorized();
     if (!SAFE.contains(request.getMethod())) {
       String given = request.getHeaderString(CSRF_HEADER);
       String expected = tokens.csrfFor(cookie.getValue());
-      if (given == null || !MessageDigest.isEqual(given.getBytes(StandardCharsets.UTF_8),
+      if (given == null || expected == null || !MessageDigest.isEqual(given.getBytes(StandardCharsets.UTF_8),
           expected.getBytes(StandardCharsets.UTF_8))) {
         throw ApiError.exception(403, "CSRF", "a cookie-authenticated " + request.getMethod()
             + " needs the session's " + CSRF_HEADER + " header");
       }
     }
-    if (!authenticate(request, cookie.getValue(), "Cookie")) throw unauthorized();
   }
 
   private RuntimeException unauthorized() {

@@ -27,7 +27,8 @@ import org.slf4j.LoggerFactory;
 /**
  * GET /orders/{id}/events: the order's transitions as server-sent events (event id = version),
  * resumable with Last-Event-ID. The caller's permission is checked again before every event and
- * every second, so a revoked principal's stream ends; the number of open streams is bounded (503).
+ * every second, so a revoked principal's stream ends; it also ends when the token that opened it
+ * expires (event "expired"); the number of open streams is bounded (503).
  */
 @Path("/orders/{id}/events")
 public class OrderEventsResource {
@@ -92,6 +93,13 @@ public class OrderEventsResource {
     try {
       while (System.currentTimeMillis() - start < maxStreamMillis) {
         long now = System.currentTimeMillis();
+        if (expired(caller, now)) {
+          // the stream is as good as the token that opened it: the client logs in again and resumes
+          write(out, "event: expired\ndata: {\"error\":\"TOKEN_EXPIRED\"}\n\n");
+          log.info("order {} event stream ended: the token of {}/{} expired", o.orderId(), caller.tenant(),
+              caller.subject());
+          return;
+        }
         if (now - lastCheck >= RECHECK_MS) {
           if (!allowed(caller, o, out)) return;
           lastCheck = now;
@@ -127,6 +135,11 @@ public class OrderEventsResource {
     write(out, "event: revoked\ndata: {\"error\":\"REVOKED\"}\n\n");
     log.info("order {} event stream ended: {}/{} revoked", o.orderId(), caller.tenant(), caller.subject());
     return false;
+  }
+
+  /** The token verifies through its expiry second (TokenService), so it is expired after it. */
+  static boolean expired(Caller caller, long nowMillis) {
+    return nowMillis / 1000 > caller.expiresAtEpochSecond();
   }
 
   private static boolean owns(Caller caller, OrderDetails o) {

@@ -8,7 +8,10 @@ import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.Context;
 import jakarta.ws.rs.core.MediaType;
+import jakarta.ws.rs.core.NewCookie;
+import jakarta.ws.rs.core.SecurityContext;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -21,14 +24,21 @@ import java.util.Set;
 public class SessionResource {
   private final TokenService tokens;
   private final Principals principals;
+  /** auth.secureCookie: null = Secure exactly when the request came over TLS. */
+  private final Boolean secureCookie;
 
   public SessionResource(TokenService tokens, Principals principals) {
+    this(tokens, principals, null);
+  }
+
+  public SessionResource(TokenService tokens, Principals principals, Boolean secureCookie) {
     this.tokens = tokens;
     this.principals = principals;
+    this.secureCookie = secureCookie;
   }
 
   @POST
-  public jakarta.ws.rs.core.Response login(JsonNode body) {
+  public jakarta.ws.rs.core.Response login(JsonNode body, @Context SecurityContext security) {
     if (body == null || !body.isObject()) throw ApiError.badRequest("BODY_REQUIRED", "{tenant, subject} required");
     for (Iterator<String> it = body.fieldNames(); it.hasNext(); ) {
       String f = it.next();
@@ -43,11 +53,15 @@ public class SessionResource {
     out.put("token_type", "Bearer");
     out.put("expires_in", tokens.ttlSeconds());
     out.put("csrf_token", tokens.csrfFor(token)); // for cookie-authenticated unsafe requests
-    jakarta.ws.rs.core.NewCookie cookie = new jakarta.ws.rs.core.NewCookie.Builder(
-            io.flashsale.api.auth.SessionAuthFilter.COOKIE)
-        .value(token).path("/").httpOnly(true).maxAge((int) tokens.ttlSeconds())
-        .sameSite(jakarta.ws.rs.core.NewCookie.SameSite.STRICT).build();
-    return jakarta.ws.rs.core.Response.ok(out).cookie(cookie).build();
+    boolean secure = secureCookie != null ? secureCookie : security != null && security.isSecure();
+    return jakarta.ws.rs.core.Response.ok(out).cookie(cookie(token, tokens.ttlSeconds(), secure)).build();
+  }
+
+  /** HttpOnly, SameSite=Strict; Secure over TLS, so a browser never sends it over plain HTTP. */
+  static NewCookie cookie(String token, long ttlSeconds, boolean secure) {
+    return new NewCookie.Builder(io.flashsale.api.auth.SessionAuthFilter.COOKIE)
+        .value(token).path("/").httpOnly(true).secure(secure).maxAge((int) ttlSeconds)
+        .sameSite(NewCookie.SameSite.STRICT).build();
   }
 
   private static String name(JsonNode body, String field) {

@@ -1,37 +1,50 @@
 package io.flashsale.api.auth;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
 import org.junit.jupiter.api.Test;
 
 class TokenServiceTest {
   private final Clock now = Clock.fixed(Instant.parse("2026-11-30T00:00:00Z"), ZoneOffset.UTC);
   private final TokenService tokens = new TokenService("test-secret", 60, now);
+  private final long nowSeconds = now.instant().getEpochSecond();
 
   @Test
   void issuedTokenVerifies() {
-    assertEquals(new Caller("t1", "user-0042"), tokens.verify(tokens.issue("t1", "user-0042")).orElseThrow());
+    Caller c = tokens.verify(tokens.issue("t1", "user-0042")).orElseThrow();
+    assertEquals(new Caller("t1", "user-0042", nowSeconds + 60), c);
   }
 
   @Test
   void tamperedClaimsAreRefused() {
     String token = tokens.issue("t1", "user-0042");
+    String[] parts = token.split("\\.");
     String forgedClaims = Base64.getUrlEncoder().withoutPadding()
         .encodeToString("t1|user-0043|9999999999".getBytes());
-    assertTrue(tokens.verify(forgedClaims + token.substring(token.indexOf('.'))).isEmpty());
+    assertTrue(tokens.verify(parts[0] + "." + forgedClaims + "." + parts[2]).isEmpty());
   }
 
   @Test
   void tamperedSignatureAndGarbageAreRefused() {
     String token = tokens.issue("t1", "user-0042");
-    char last = token.charAt(token.length() - 1);
-    assertTrue(tokens.verify(token.substring(0, token.length() - 1) + (last == 'A' ? 'B' : 'A')).isEmpty());
+    int at = token.length() - 10;
+    assertTrue(tokens.verify(token.substring(0, at) + (token.charAt(at) == 'A' ? 'B' : 'A') + token.substring(at + 1))
+        .isEmpty());
     assertTrue(tokens.verify("not-a-token").isEmpty());
+    assertTrue(tokens.verify("a.b.c.d").isEmpty());
+    assertTrue(tokens.verify("..").isEmpty());
     assertTrue(tokens.verify("").isEmpty());
     assertTrue(tokens.verify(null).isEmpty());
   }
@@ -42,5 +55,75 @@ class TokenServiceTest {
     assertTrue(new TokenService("other-secret", 60, now).verify(token).isEmpty());
     Clock later = Clock.offset(now, java.time.Duration.ofSeconds(61));
     assertTrue(new TokenService("test-secret", 60, later).verify(token).isEmpty());
+    assertTrue(tokens.verify(tokens.issue("t1", "user-0042", nowSeconds - 1)).isEmpty(), "expired a second ago");
+  }
+
+  @Test
+  void tokensCarryTheSigningKeyId() {
+    assertTrue(tokens.issue("t1", "u").startsWith("default."), "auth.secret alone is the key 'default'");
+    TokenService rotated = new TokenService(Map.of("k1", "s1", "k2", "s2"), "k2", 60, now);
+    assertTrue(rotated.issue("t1", "u").startsWith("k2."));
+    assertEquals("k2", rotated.signingKeyId());
+  }
+
+  @Test
+  void rotationKeepsOldTokensValidUntilTheirKeyIsRemoved() {
+    TokenService before = new TokenService(Map.of("k1", "secret-one"), null, 60, now);
+    String old = before.issue("t1", "user-0042");
+    String oldCsrf = before.csrfFor(old);
+
+    // k2 added and signing: tokens signed with k1 still verify, by their key id
+    Map<String, String> both = new LinkedHashMap<>();
+    both.put("k2", "secret-two");
+    both.put("k1", "secret-one");
+    TokenService during = new TokenService(both, "k2", 60, now);
+    assertEquals("user-0042", during.verify(old).orElseThrow().subject());
+    assertEquals(oldCsrf, during.csrfFor(old), "the CSRF token of an old session stays valid");
+    String fresh = during.issue("t1", "user-0042");
+    assertTrue(fresh.startsWith("k2."));
+    assertTrue(during.verify(fresh).isPresent());
+    assertTrue(before.verify(fresh).isEmpty(), "a service that does not know k2 yet refuses k2 tokens");
+
+    // k1 removed: its tokens are refused, k2's are not
+    TokenService after = new TokenService(Map.of("k2", "secret-two"), null, 60, now);
+    assertTrue(after.verify(old).isEmpty());
+    assertTrue(after.verify(fresh).isPresent());
+    assertEquals(null, after.csrfFor(old));
+  }
+
+  @Test
+  void aTokenCannotNameAnotherKeyId() {
+    TokenService svc = new TokenService(Map.of("k1", "secret-one", "k2", "secret-two"), "k1", 60, now);
+    String token = svc.issue("t1", "user-0042");
+    assertTrue(svc.verify("k2" + token.substring(2)).isEmpty());
+    assertTrue(svc.verify("nope" + token.substring(2)).isEmpty());
+  }
+
+  @Test
+  void aTokenWithoutKeyIdIsVerifiedWithTheDefaultKeyOnly() throws Exception {
+    // the format before key ids: base64(claims) "." base64(HMAC(claims))
+    String claims = b64(("t1|user-0042|" + (nowSeconds + 30)).getBytes(StandardCharsets.UTF_8));
+    Mac mac = Mac.getInstance("HmacSHA256");
+    mac.init(new SecretKeySpec("test-secret".getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+    String legacy = claims + "." + b64(mac.doFinal(claims.getBytes(StandardCharsets.UTF_8)));
+    assertEquals("user-0042", tokens.verify(legacy).orElseThrow().subject());
+    assertNotNull(tokens.csrfFor(legacy));
+    assertTrue(new TokenService(Map.of("k1", "test-secret"), null, 60, now).verify(legacy).isEmpty());
+  }
+
+  @Test
+  void keyConfigurationMistakesStopTheStart() {
+    assertThrows(IllegalArgumentException.class, () -> new TokenService(Map.of("k1", "a", "k2", "b"), null, 60, now),
+        "two keys and no signingKeyId");
+    assertThrows(IllegalArgumentException.class, () -> new TokenService(Map.of("k1", "a"), "k9", 60, now));
+    assertThrows(IllegalArgumentException.class, () -> new TokenService(Map.of("k.1", "a"), null, 60, now));
+    assertThrows(IllegalArgumentException.class, () -> new TokenService(Map.of("k1", " "), null, 60, now));
+    assertThrows(IllegalArgumentException.class, () -> TokenService.keys("s", Map.of("default", "t")));
+    assertEquals(Map.of("k2", "new", "default", "old"), TokenService.keys("old", Map.of("k2", "new")));
+    assertEquals(Map.of("default", "old"), TokenService.keys("old", null));
+  }
+
+  private static String b64(byte[] b) {
+    return Base64.getUrlEncoder().withoutPadding().encodeToString(b);
   }
 }

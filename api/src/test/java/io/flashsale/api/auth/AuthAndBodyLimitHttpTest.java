@@ -1,0 +1,208 @@
+package io.flashsale.api.auth;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.dropwizard.auth.Auth;
+import io.dropwizard.auth.AuthDynamicFeature;
+import io.dropwizard.auth.AuthValueFactoryProvider;
+import io.dropwizard.core.Application;
+import io.dropwizard.core.Configuration;
+import io.dropwizard.core.server.DefaultServerFactory;
+import io.dropwizard.core.setup.Environment;
+import io.dropwizard.jetty.HttpConnectorFactory;
+import io.dropwizard.testing.junit5.DropwizardAppExtension;
+import io.dropwizard.testing.junit5.DropwizardExtensionsSupport;
+import io.flashsale.api.core.BodyLimit;
+import io.flashsale.api.core.ErrorMappers;
+import jakarta.ws.rs.Consumes;
+import jakarta.ws.rs.GET;
+import jakarta.ws.rs.POST;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.MediaType;
+import java.io.ByteArrayInputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The session filter and the body limit as the service wires them, over real HTTP on Jetty: a
+ * forged or expired cookie is 401 even on an unsafe request without a CSRF header; bodies over
+ * the limit are 413 BODY_TOO_LARGE before any resource runs, by Content-Length and when chunked.
+ */
+@ExtendWith(DropwizardExtensionsSupport.class)
+class AuthAndBodyLimitHttpTest {
+  static final long LIMIT = 1024;
+  static final TokenService TOKENS = new TokenService("http-test-secret", 60, Clock.systemUTC());
+  static final AtomicInteger CALLS = new AtomicInteger();
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  public static final class TestApp extends Application<Configuration> {
+    @Override
+    public void run(Configuration cfg, Environment env) {
+      env.jersey().register(new AuthDynamicFeature(new SessionAuthFilter.Builder(TOKENS)
+          .setAuthenticator(TOKENS::verify).setPrefix("Bearer").setUnauthorizedHandler(new JsonUnauthorizedHandler())
+          .buildAuthFilter()));
+      env.jersey().register(new AuthValueFactoryProvider.Binder<>(Caller.class));
+      env.jersey().register(new BodyLimit(LIMIT));
+      env.jersey().register(new ErrorMappers.MalformedJson());
+      env.jersey().register(new ErrorMappers.WebErrors());
+      env.jersey().register(new ErrorMappers.Unexpected());
+      env.jersey().register(new Echo());
+    }
+  }
+
+  @Path("/")
+  @Produces(MediaType.APPLICATION_JSON)
+  public static final class Echo {
+    @POST
+    @Path("json")
+    @Consumes(MediaType.APPLICATION_JSON)
+    public Map<String, Object> json(JsonNode body) {
+      CALLS.incrementAndGet();
+      return Map.of("fields", body.size());
+    }
+
+    @POST
+    @Path("raw")
+    @Consumes(MediaType.APPLICATION_JSON)
+    public Map<String, Object> raw(byte[] body) {
+      CALLS.incrementAndGet();
+      return Map.of("bytes", body.length);
+    }
+
+    @POST
+    @Path("mine")
+    @Consumes(MediaType.APPLICATION_JSON)
+    public Map<String, Object> mine(@Auth Caller caller, JsonNode body) {
+      CALLS.incrementAndGet();
+      return Map.of("subject", caller.subject());
+    }
+
+    @GET
+    @Path("mine")
+    public Map<String, Object> get(@Auth Caller caller) {
+      return Map.of("subject", caller.subject());
+    }
+  }
+
+  static Configuration config() {
+    Configuration cfg = new Configuration();
+    DefaultServerFactory f = (DefaultServerFactory) cfg.getServerFactory();
+    f.setRegisterDefaultExceptionMappers(false);
+    ((HttpConnectorFactory) f.getApplicationConnectors().get(0)).setBindHost("127.0.0.1");
+    ((HttpConnectorFactory) f.getApplicationConnectors().get(0)).setPort(0);
+    ((HttpConnectorFactory) f.getAdminConnectors().get(0)).setBindHost("127.0.0.1");
+    ((HttpConnectorFactory) f.getAdminConnectors().get(0)).setPort(0);
+    return cfg;
+  }
+
+  static final DropwizardAppExtension<Configuration> APP = new DropwizardAppExtension<>(TestApp.class, config());
+  private final HttpClient http = HttpClient.newHttpClient();
+
+  private HttpResponse<String> post(String path, HttpRequest.BodyPublisher body, Map<String, String> headers)
+      throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + APP.getLocalPort() + path))
+        .header("Content-Type", "application/json").POST(body);
+    headers.forEach(b::header);
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static String error(HttpResponse<String> r) throws Exception {
+    return JSON.readTree(r.body()).path("error").asText();
+  }
+
+  private static String json(int bytes) {
+    StringBuilder sb = new StringBuilder("{\"pad\":\"");
+    while (sb.length() < bytes - 2) sb.append('x');
+    return sb.append("\"}").toString();
+  }
+
+  /** A body without Content-Length: the client has to send it chunked. */
+  private static HttpRequest.BodyPublisher chunked(String body) {
+    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+    return HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(bytes));
+  }
+
+  @Test
+  void aForgedOrExpiredCookieIs401EvenWithoutCsrfHeader() throws Exception {
+    String token = TOKENS.issue("t1", "user-1");
+    int at = token.length() - 10;
+    String forged = token.substring(0, at) + (token.charAt(at) == 'A' ? 'B' : 'A') + token.substring(at + 1);
+    String expired = TOKENS.issue("t1", "user-1", Clock.systemUTC().instant().getEpochSecond() - 5);
+    for (String bad : new String[] {forged, expired, "garbage"}) {
+      HttpResponse<String> r = post("/mine", HttpRequest.BodyPublishers.ofString("{}"),
+          Map.of("Cookie", SessionAuthFilter.COOKIE + "=" + bad));
+      assertEquals(401, r.statusCode(), r.body());
+      assertEquals("UNAUTHENTICATED", error(r));
+    }
+    // a valid cookie without the CSRF header is still refused, with 403 CSRF; with it, accepted
+    HttpResponse<String> noCsrf = post("/mine", HttpRequest.BodyPublishers.ofString("{}"),
+        Map.of("Cookie", SessionAuthFilter.COOKIE + "=" + token));
+    assertEquals(403, noCsrf.statusCode());
+    assertEquals("CSRF", error(noCsrf));
+    HttpResponse<String> ok = post("/mine", HttpRequest.BodyPublishers.ofString("{}"),
+        Map.of("Cookie", SessionAuthFilter.COOKIE + "=" + token, SessionAuthFilter.CSRF_HEADER, TOKENS.csrfFor(token)));
+    assertEquals(200, ok.statusCode(), ok.body());
+  }
+
+  @Test
+  void bodiesOverTheLimitAre413BeforeTheResourceRuns() throws Exception {
+    int before = CALLS.get();
+    for (String path : new String[] {"/json", "/raw"}) {
+      HttpResponse<String> declared = post(path, HttpRequest.BodyPublishers.ofString(json((int) LIMIT + 1)), Map.of());
+      assertEquals(413, declared.statusCode(), path + " " + declared.body());
+      assertEquals(BodyLimit.CODE, error(declared));
+      assertFalse(declared.body().contains("Exception"), declared.body());
+
+      HttpResponse<String> streamed = post(path, chunked(json(8 * (int) LIMIT)), Map.of());
+      assertEquals(413, streamed.statusCode(), path + " chunked " + streamed.body());
+      assertEquals(BodyLimit.CODE, error(streamed));
+    }
+    assertEquals(before, CALLS.get(), "no resource method ran");
+
+    // before authentication: a too-large body needs no valid token to be refused
+    HttpResponse<String> unauthenticated = post("/mine", HttpRequest.BodyPublishers.ofString(json(4 * (int) LIMIT)),
+        Map.of());
+    assertEquals(413, unauthenticated.statusCode());
+
+    // at the limit, declared or chunked, the body goes through
+    assertEquals(200, post("/raw", HttpRequest.BodyPublishers.ofString(json((int) LIMIT)), Map.of()).statusCode());
+    HttpResponse<String> chunkedOk = post("/json", chunked(json((int) LIMIT)), Map.of());
+    assertEquals(200, chunkedOk.statusCode(), chunkedOk.body());
+    assertTrue(CALLS.get() == before + 2);
+  }
+
+  @Test
+  void aHugeDeclaredLengthIs413AtOnce() throws Exception {
+    // HttpClient computes Content-Length itself; a raw socket declares what a hostile client would
+    // (past int range: a length parsed as an int would read as "unknown" and be let through)
+    String reply = raw("Content-Length: 9000000000000000000\r\n\r\n{}");
+    assertTrue(reply.startsWith("HTTP/1.1 413"), reply);
+    assertTrue(reply.contains("\"error\":\"BODY_TOO_LARGE\""), reply);
+    // past long range the container itself refuses the request line's framing; no stack trace either
+    reply = raw("Content-Length: 99999999999999999999999\r\n\r\n{}");
+    assertTrue(reply.startsWith("HTTP/1.1 400") || reply.startsWith("HTTP/1.1 413"), reply);
+    assertFalse(reply.contains("Exception"), reply);
+  }
+
+  private static String raw(String lengthAndBody) throws Exception {
+    try (java.net.Socket s = new java.net.Socket("127.0.0.1", APP.getLocalPort())) {
+      s.setSoTimeout(10_000);
+      s.getOutputStream().write(("POST /json HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+          + "Connection: close\r\n" + lengthAndBody).getBytes(StandardCharsets.US_ASCII));
+      return new String(s.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+    }
+  }
+}
