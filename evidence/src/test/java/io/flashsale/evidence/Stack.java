@@ -44,6 +44,12 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
     return this;
   }
 
+  /** Drops a config override (takes effect at the next {@link #start()}). */
+  public Stack without(String key) {
+    overrides.remove(key);
+    return this;
+  }
+
   public boolean devServer() {
     return "dev-server".equals(ENGINE);
   }
