@@ -139,7 +139,7 @@ public class FlashsaleConfiguration extends Configuration {
     @JsonProperty public long tokenTtlSeconds = 3600;
     /**
      * The session cookie's Secure flag. Unset: when the request came over TLS (an HTTPS connector,
-     * or X-Forwarded-Proto on a connector with useForwardedHeaders); true: always, e.g. behind a TLS proxy.
+     * or X-Forwarded-Proto on a connector with useForwardedHeaders); true: always, e.g. behind a TLS proxy; false: never.
      */
     @JsonProperty public Boolean secureCookie;
   }
