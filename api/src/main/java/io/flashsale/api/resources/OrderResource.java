@@ -43,7 +43,8 @@ import org.slf4j.LoggerFactory;
 public class OrderResource {
   private static final Logger log = LoggerFactory.getLogger(OrderResource.class);
   private static final Pattern REQUEST_KEY = Pattern.compile("[A-Za-z0-9._:-]{1,64}");
-  private static final Pattern SKU = Pattern.compile("[A-Za-z0-9._-]{1,64}");
+  /** Also what the admin task accepts as a SKU name. */
+  public static final Pattern SKU = Pattern.compile("[A-Za-z0-9._-]{1,64}");
   private static final Pattern NOTE = Pattern.compile("(?s).{0,200}");
   private static final Pattern ORDER_ID = Pattern.compile("ord-[0-9]{4,12}");
 
