@@ -27,7 +27,7 @@ public final class Skus {
    */
   public Upsert upsert(String tenant, String sku, int total, Long unitPrice, Integer perUserLimit) {
     return db.inTx(c -> {
-      Upsert current = locked(c, tenant, sku);
+      Row current = locked(c, tenant, sku);
       if (current == null) {
         if (unitPrice == null || perUserLimit == null) {
           return new Upsert(Upsert.NEEDS_PRICE_AND_LIMIT, 0, 0, 0, 0, 0);
@@ -75,14 +75,16 @@ public final class Skus {
     });
   }
 
-  private static Upsert locked(java.sql.Connection c, String tenant, String sku) throws java.sql.SQLException {
+  private record Row(int total, int remaining, long unitPrice, int perUserLimit) {}
+
+  private static Row locked(java.sql.Connection c, String tenant, String sku) throws java.sql.SQLException {
     try (PreparedStatement ps = c.prepareStatement("SELECT total, remaining, unit_price, per_user_limit FROM sku"
         + " WHERE tenant = ? AND sku = ? FOR UPDATE")) {
       ps.setString(1, tenant);
       ps.setString(2, sku);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) return null;
-        return new Upsert(Upsert.UPDATED, rs.getInt(1), rs.getInt(2), rs.getLong(3), rs.getInt(4), 0);
+        return new Row(rs.getInt(1), rs.getInt(2), rs.getLong(3), rs.getInt(4));
       }
     }
   }
