@@ -65,7 +65,7 @@ public class OrderActivitiesImpl implements OrderActivities {
         return new CreateResult(taken, null, List.of());
       }
       String orderId = nextOrderId(c);
-      String key = orderId + "/r1";
+      String key = firstReservationKey(orderId);
       Inventory.hold(c, key, req.tenant(), req.sku(), req.subject(), req.quantity(), reservationTtl);
       OrderRow row = new OrderRow(orderId, req.tenant(), req.subject(), req.requestKey(), req.payload(), req.sku(),
           req.quantity(), unitPrice * req.quantity(), OrderStatus.CREATED, 1, key, 1, workflowId);
@@ -73,6 +73,11 @@ public class OrderActivitiesImpl implements OrderActivities {
       log.info("order {} CREATED for {}/{} key {}", orderId, req.tenant(), req.subject(), req.requestKey());
       return new CreateResult(CreateResult.CREATED, row.view(), List.of(t));
     });
+  }
+
+  /** The reservation a create holds (a re-reserve after a late payment takes /r2, /r3, ...). */
+  public static String firstReservationKey(String orderId) {
+    return orderId + "/r1";
   }
 
   /**

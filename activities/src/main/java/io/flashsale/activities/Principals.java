@@ -45,4 +45,16 @@ public final class Principals {
       }
     });
   }
+
+  /** Restores a revoked principal; false when the principal is unknown (nothing is stored then). */
+  public boolean unrevoke(String tenant, String subject) {
+    return db.read(c -> {
+      try (PreparedStatement ps = c.prepareStatement(
+          "UPDATE principals SET revoked = false WHERE tenant = ? AND subject = ?")) {
+        ps.setString(1, tenant);
+        ps.setString(2, subject);
+        return ps.executeUpdate() == 1;
+      }
+    });
+  }
 }

@@ -234,6 +234,10 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
 
     env.admin().addTask(new SkuTask(skus));
     env.admin().addTask(new RevokeTask(principals));
+    env.admin().addTask(new io.flashsale.api.tasks.UnrevokeTask(principals));
+    // refused task calls answer a JSON 4xx instead of the TaskServlet's 500 (see AdminTask)
+    env.admin().addFilter("task-errors", new io.flashsale.api.tasks.TaskErrors()).addMappingForUrlPatterns(
+        java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST), true, "/tasks/*");
     WorkflowAudit audit = new WorkflowAudit(temporal.service(), temporal.client(), cfg.temporal.namespace);
     env.admin().addTask(new ReconcileTask(reconciler, audit, repair));
     env.metrics().register("flashsale.exports.open",

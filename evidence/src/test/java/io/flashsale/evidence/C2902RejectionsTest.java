@@ -15,7 +15,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * C29-02: the rejection paths. 8 concurrent pays on one order give one PAID, seven REJECTED and
  * one charge request at the channel; the rejection matrix; a success notice with the wrong
- * amount changes nothing; sold-out, over-the-limit and reused-key creates leave no order row;
+ * amount changes nothing; sold-out, over-the-limit and reused-key creates leave no order row, and
+ * a refused create is no answer to keep: its retry with the same key and body is a new attempt;
  * identity comes only from the token.
  */
 class C2902RejectionsTest {
@@ -107,7 +108,7 @@ class C2902RejectionsTest {
   }
 
   @Test
-  void failedCreatesLeaveNoRow() {
+  void failedCreatesLeaveNoRow() throws Exception {
     stack.sku("sku-c2902-one", 1, 3);
     HttpJson first = stack.api.login("t1", "user-0103");
     HttpJson late = stack.api.login("t1", "user-0104");
@@ -123,8 +124,26 @@ class C2902RejectionsTest {
         "3 of 2 remaining → 409 SOLD_OUT through the workflow");
     ev.equal(0L, stack.sql.count("SELECT count(*) FROM orders WHERE subject = 'user-0105'"), "and no order row");
     ev.equal(2, stack.sql.remaining("sku-c2902-two"), "and no unit taken");
+    HttpJson.Reply sameAgain = Buyers.create(greedy, "c2902-three", "sku-c2902-two", 3);
+    ev.check(sameAgain.status() == 409 && "SOLD_OUT".equals(sameAgain.text("outcome")), "its retry → 409 SOLD_OUT again");
     HttpJson.Reply retried = Buyers.create(greedy, "c2902-three", "sku-c2902-two", 2);
     ev.equal(201, retried.status(), "the same key may be used again after SOLD_OUT");
+    HttpJson.Reply reusedNow = Buyers.create(greedy, "c2902-three", "sku-c2902-two", 3);
+    ev.check(reusedNow.status() == 422 && "KEY_REUSED".equals(reusedNow.text("outcome")),
+        "then the key is that order's: the refused body → 422 KEY_REUSED");
+
+    // a refused create stored nothing, so its retry (same key, same body) is a new attempt on both
+    // engines, not the refusal remembered from the closed workflow run
+    stack.sku("sku-c2902-grow", 1, 3);
+    HttpJson grower = stack.api.login("t1", "user-0109");
+    HttpJson.Reply short1 = Buyers.create(grower, "c2902-grow", "sku-c2902-grow", 2);
+    ev.check(short1.status() == 409 && "SOLD_OUT".equals(short1.text("outcome")), "2 of 1 remaining → 409 SOLD_OUT");
+    String refusedRun = "order:t1:user-0109:c2902-grow";
+    stack.awaitTrue(() -> !"RUNNING".equals(stack.workflowStatus(refusedRun)), 30_000, "the refused run did not close");
+    stack.sku("sku-c2902-grow", 2, 3);
+    HttpJson.Reply grown = Buyers.create(grower, "c2902-grow", "sku-c2902-grow", 2);
+    ev.check(grown.status() == 201 && "CREATED".equals(grown.text("outcome")),
+        "after the total went to 2, the same key and body → 201 CREATED (" + grown.status() + ")");
 
     stack.sku("sku-c2902-limit", 10, 3);
     HttpJson capped = stack.api.login("t1", "user-0106");

@@ -14,12 +14,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * CAP-02 and CAP-04: idempotency under races. Four concurrent creates with one key and one payload
- * meet in one workflow: one CREATED, three REPLAY of the same order, stock taken once (2 units).
- * Same key with other payloads: 422. A mixed race (same key, two payloads) never creates two
- * orders. Concurrent cancels of one order release its units once.
+ * meet in one workflow and all get the same answer, 201 CREATED with the same body; stock is taken
+ * once (2 units). Same key with another payload: 422, again on a retry. A mixed race (same key, two
+ * payloads) never creates two orders. Concurrent cancels of one order release its units once. A
+ * retry after the order moved on, and after its workflow closed, still gets the first answer.
  */
 class Cap02IdempotencyRaceTest {
-  @RegisterExtension static final Stack stack = new Stack();
+  // a short late-notice window, so the cancelled order's workflow closes within the experiment
+  @RegisterExtension static final Stack stack = new Stack().with("orders.lateNoticeWindowMs", 3_000);
   @RegisterExtension static final Evidence ev = new Evidence("CAP-02", "idempotency races; concurrent cancels (CAP-04)");
 
   @Test
@@ -29,20 +31,31 @@ class Cap02IdempotencyRaceTest {
     List<HttpJson.Reply> same = race(4, i -> Buyers.create(buyer, "cap02-k1", "sku-cap02", 2));
     Map<String, Integer> outcomes = outcomes(same);
     ev.note("4 same-key creates " + outcomes);
-    ev.equal(Map.of("201 CREATED", 1, "200 REPLAY", 3), outcomes, "1 CREATED + 3 REPLAY");
+    ev.equal(Map.of("201 CREATED", 4), outcomes, "all four answer 201 CREATED");
+    String first = same.get(0).raw();
+    ev.check(same.stream().allMatch(r -> r.raw().equals(first)), "all four bodies are the same, byte for byte");
     ev.equal(1L, same.stream().map(r -> r.text("order_id")).distinct().count(), "all four name the same order");
     ev.equal(8, stack.sql.remaining("sku-cap02"), "stock taken once: 10 − 2");
+    HttpJson.Reply again = Buyers.create(buyer, "cap02-k1", "sku-cap02", 2);
+    ev.check(again.status() == 201 && again.raw().equals(first), "a later retry: the same 201 and body");
 
     HttpJson.Reply other = Buyers.create(buyer, "cap02-k1", "sku-cap02", 1);
     ev.check(other.status() == 422 && "KEY_REUSED".equals(other.text("outcome")), "same key, other payload → 422");
+    HttpJson.Reply otherAgain = Buyers.create(buyer, "cap02-k1", "sku-cap02", 1);
+    ev.check(otherAgain.status() == 422 && "KEY_REUSED".equals(otherAgain.text("outcome")), "and again 422 on its retry");
 
     List<HttpJson.Reply> mixed = race(6, i -> Buyers.create(buyer, "cap02-k2", "sku-cap02", i % 2 == 0 ? 1 : 2));
     ev.note("mixed race on one key " + outcomes(mixed));
     ev.equal(1L, stack.sql.count("SELECT count(*) FROM orders WHERE request_key = 'cap02-k2'"), "one order for the key");
-    long created = mixed.stream().filter(r -> r.status() == 201).count();
-    ev.equal(1L, created, "exactly one CREATED in the mixed race");
-    ev.check(mixed.stream().allMatch(r -> r.status() == 201 || r.status() == 200 || r.status() == 422),
-        "the others are REPLAY (same payload) or KEY_REUSED (other payload)");
+    List<HttpJson.Reply> created = mixed.stream().filter(r -> r.status() == 201).toList();
+    ev.check(mixed.stream().allMatch(r -> r.status() == 201 || r.status() == 422),
+        "each is 201 (the winning payload) or 422 KEY_REUSED (the other)");
+    ev.check(!created.isEmpty() && created.stream().allMatch(r -> r.raw().equals(created.get(0).raw())),
+        "the " + created.size() + " answers 201 are one answer, byte for byte");
+    int winner = created.get(0).body().path("quantity").asInt();
+    ev.check(mixed.stream().allMatch(r -> r.status() == 201 || r.body().path("quantity").isMissingNode()),
+        "the 422s carry no order");
+    ev.equal(3L, (long) created.size(), "3 of the 6 share the winning payload (quantity " + winner + ")");
 
     // CAP-04: concurrent cancels
     int before = stack.sql.remaining("sku-cap02");
@@ -52,6 +65,20 @@ class Cap02IdempotencyRaceTest {
     ev.note("5 concurrent cancels " + c);
     ev.equal(Map.of("200 CANCELLED", 1, "200 REPLAY_CANCEL", 4), c, "1 CANCELLED + 4 REPLAY_CANCEL");
     ev.equal(before + 2, stack.sql.remaining("sku-cap02"), "units restored once (+2)");
+
+    // the original answer does not move with the order, nor go with its workflow
+    HttpJson.Reply afterCancel = Buyers.create(buyer, "cap02-k1", "sku-cap02", 2);
+    ev.check(afterCancel.status() == 201 && afterCancel.raw().equals(first),
+        "a retry of the cancelled order's create: the first answer (201, CREATED v1)");
+    String workflowId = stack.sql.text("SELECT workflow_id FROM orders WHERE order_id = ?", id);
+    stack.awaitTrue(() -> !"RUNNING".equals(stack.workflowStatus(workflowId)), 60_000, "the workflow did not close");
+    ev.note("workflow of " + id + " " + stack.workflowStatus(workflowId));
+    HttpJson.Reply afterClose = Buyers.create(buyer, "cap02-k1", "sku-cap02", 2);
+    ev.check(afterClose.status() == 201 && afterClose.raw().equals(first),
+        "a retry after its workflow closed: the first answer again (" + afterClose.status() + ")");
+    ev.equal("CANCELLED", buyer.get("/orders/" + id).text("status"), "GET shows where the order is: CANCELLED");
+    ev.equal(before + 2, stack.sql.remaining("sku-cap02"), "the retries took no stock");
+    ev.equal(1L, stack.sql.count("SELECT count(*) FROM orders WHERE request_key = 'cap02-k1'"), "one order for the key");
     stack.checkReconcileClean(ev, "reconcile clean");
   }
 

@@ -73,6 +73,10 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
 
   private int apiPort;
   private int adminPort;
+
+  public int adminPort() {
+    return adminPort;
+  }
   private int channelPort;
   private int consumerPort;
 

@@ -47,15 +47,35 @@ public final class Orders {
     this.deadline = deadline;
   }
 
-  /** Update-with-start, answered within the deadline. */
-  public CreateResult create(CreateOrder req) {
+  /**
+   * Update-with-start, answered within the deadline. A retry (retry: its key already has an order)
+   * carries the update id derived from the key and body, so while the run lives the engine answers
+   * it from the first such update without running it again. A first call carries a fresh id: a
+   * create that was refused stored nothing, and a later call with the key is a new attempt on both
+   * engines (the dev server would otherwise answer it from the closed refused run).
+   */
+  public CreateResult create(CreateOrder req, boolean retry) {
     String workflowId = WorkflowIds.forScope(req.tenant(), req.subject(), req.requestKey());
     OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, startOptions(workflowId, req.tenant(), req.sku(),
         "order " + req.sku() + " x" + req.quantity() + " for " + req.tenant() + "/" + req.subject()));
     WithStartWorkflowOperation<Void> start = new WithStartWorkflowOperation<>(wf::run,
         new OrderStart(req.tenant(), req.subject(), req.requestKey(), null, settings));
-    return withDeadline("create " + workflowId, () -> WorkflowClient.executeUpdateWithStart(wf::create, req,
-        UpdateOptions.<CreateResult>newBuilder().setWaitForStage(WorkflowUpdateStage.COMPLETED).build(), start));
+    UpdateOptions.Builder<CreateResult> options =
+        UpdateOptions.<CreateResult>newBuilder().setWaitForStage(WorkflowUpdateStage.COMPLETED);
+    if (retry) options.setUpdateId(createUpdateId(req));
+    return withDeadline("create " + workflowId,
+        () -> WorkflowClient.executeUpdateWithStart(wf::create, req, options.build(), start));
+  }
+
+  /** One id per (request key, body): the same key with another body is another update (KEY_REUSED). */
+  static String createUpdateId(CreateOrder req) {
+    try {
+      byte[] hash = java.security.MessageDigest.getInstance("SHA-256").digest(
+          (req.requestKey() + "\n" + req.payload()).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      return "create:" + java.util.HexFormat.of().formatHex(hash, 0, 16);
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   /** idempotencyKey (optional) becomes the update id: a client's retry gets the original answer. */

@@ -12,7 +12,6 @@ import io.flashsale.api.core.Orders;
 import io.flashsale.workflows.CommandResult;
 import io.flashsale.workflows.CreateOrder;
 import io.flashsale.workflows.CreateResult;
-import io.flashsale.workflows.OrderView;
 import io.temporal.client.WorkflowNotFoundException;
 import io.temporal.client.WorkflowServiceException;
 import io.temporal.client.WorkflowUpdateException;
@@ -43,7 +42,8 @@ import org.slf4j.LoggerFactory;
 public class OrderResource {
   private static final Logger log = LoggerFactory.getLogger(OrderResource.class);
   private static final Pattern REQUEST_KEY = Pattern.compile("[A-Za-z0-9._:-]{1,64}");
-  private static final Pattern SKU = Pattern.compile("[A-Za-z0-9._-]{1,64}");
+  /** Also what the admin task accepts as a SKU name. */
+  public static final Pattern SKU = Pattern.compile("[A-Za-z0-9._-]{1,64}");
   private static final Pattern NOTE = Pattern.compile("(?s).{0,200}");
   private static final Pattern ORDER_ID = Pattern.compile("ord-[0-9]{4,12}");
 
@@ -71,10 +71,11 @@ public class OrderResource {
     int quantity = (int) Bodies.integer(body, "quantity", 1, 3);
     String note = Bodies.text(body, "note", NOTE, false);
     int remaining = skus.remaining(caller.tenant(), sku);
-    if (remaining < 0) return outcome(404, CreateResult.UNKNOWN_SKU, null);
-    // the cheap gate: no Temporal round trip once sold out, unless this key already has an order to replay
-    if (remaining == 0 && !queries.scopeExists(caller.tenant(), caller.subject(), requestKey)) {
-      return outcome(409, CreateResult.SOLD_OUT, null);
+    if (remaining < 0) return outcome(404, CreateResult.UNKNOWN_SKU);
+    boolean retry = queries.scopeExists(caller.tenant(), caller.subject(), requestKey);
+    // the cheap gate: no Temporal round trip once sold out, unless this key already has an order to answer with
+    if (remaining == 0 && !retry) {
+      return outcome(409, CreateResult.SOLD_OUT);
     }
     if (!admission.tryAcquire()) {
       return Response.status(503).header("Retry-After", "1").type(MediaType.APPLICATION_JSON_TYPE)
@@ -83,21 +84,40 @@ public class OrderResource {
     }
     CreateResult r;
     try {
-      r = orders.create(new CreateOrder(caller.tenant(), caller.subject(), requestKey, sku, quantity, note));
+      r = orders.create(new CreateOrder(caller.tenant(), caller.subject(), requestKey, sku, quantity, note), retry);
     } catch (WorkflowServiceException | Orders.DeadlineExceeded e) {
       log.warn("create {}/{} key {}: engine unavailable: {}", caller.tenant(), caller.subject(), requestKey, e.toString());
       throw engineUnavailable("the order engine did not answer; retry with the same key");
     } finally {
       admission.release();
     }
+    // the workflow answers REPLAY when its create finds the key's order (a retry that reached a new
+    // run, or one that raced the first call): that is the first call's answer again
+    if (r.order() != null && (CreateResult.CREATED.equals(r.outcome()) || CreateResult.REPLAY.equals(r.outcome()))) {
+      return json(201, createdAnswer(queries.get(r.order().orderId())));
+    }
     int status = switch (r.outcome()) {
-      case CreateResult.CREATED -> 201;
-      case CreateResult.REPLAY -> 200;
       case CreateResult.KEY_REUSED -> 422;
       case CreateResult.UNKNOWN_SKU -> 404;
       default -> 409;
     };
-    return outcome(status, r.outcome(), r.order());
+    return outcome(status, r.outcome());
+  }
+
+  /**
+   * The answer to a create that made an order, the same for the first call and every retry with
+   * its key and body (byte for byte): the order as the create made it, i.e. status CREATED,
+   * version 1, its first reservation HELD and the first transition; GET shows where it is now.
+   */
+  static Map<String, Object> createdAnswer(OrderDetails o) {
+    OrderDetails asCreated = new OrderDetails(o.orderId(), o.tenant(), o.subject(), o.requestKey(),
+        io.flashsale.workflows.OrderStatus.CREATED.name(), 1, o.sku(), o.quantity(), o.amount(), o.note(),
+        io.flashsale.activities.OrderActivitiesImpl.firstReservationKey(o.orderId()), "HELD", o.workflowId(),
+        o.createdAt(), o.timeline().stream().filter(t -> t.version() == 1).toList());
+    Map<String, Object> out = new LinkedHashMap<>();
+    out.put("outcome", CreateResult.CREATED);
+    out.putAll(details(asCreated));
+    return out;
   }
 
   @POST
@@ -239,11 +259,10 @@ public class OrderResource {
         ApiError.response(503, "ENGINE_UNAVAILABLE", message)).header("Retry-After", "1").build());
   }
 
-  /** The create answer: the outcome plus, when there is an order, the order as GET shows it. */
-  private Response outcome(int status, String outcome, OrderView o) {
+  /** A create that made no order: the outcome alone. */
+  private static Response outcome(int status, String outcome) {
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("outcome", outcome);
-    if (o != null) out.putAll(details(queries.get(o.orderId())));
     return json(status, out);
   }
 

@@ -1,19 +1,19 @@
 package io.flashsale.api.tasks;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.dropwizard.servlets.tasks.Task;
 import io.flashsale.activities.Reconciler;
 import java.io.PrintWriter;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * POST /tasks/reconcile[?format=json][&amp;repair=true] : the report, last line the summary. With
  * repair, every non-final order without a running workflow first gets one, and the report lists
  * what was repaired.
  */
-public class ReconcileTask extends Task {
+public class ReconcileTask extends AdminTask {
   private static final ObjectMapper JSON = new ObjectMapper();
   private final Reconciler reconciler;
   private final Reconciler.WorkflowCheck workflows;
@@ -21,7 +21,7 @@ public class ReconcileTask extends Task {
 
   public ReconcileTask(Reconciler reconciler, Reconciler.WorkflowCheck workflows,
       io.flashsale.api.core.OrphanRepair repair) {
-    super("reconcile");
+    super("reconcile", Set.of("format", "repair"));
     this.reconciler = reconciler;
     this.workflows = workflows;
     this.repair = repair;
@@ -29,16 +29,14 @@ public class ReconcileTask extends Task {
 
   // one report at a time: the workflow audit takes one visibility listing per report
   @Override
-  public synchronized void execute(Map<String, List<String>> params, PrintWriter out) throws Exception {
-    String repairParam = SkuTask.one(params, "repair", "false");
-    if (!repairParam.equals("true") && !repairParam.equals("false")) {
-      throw new IllegalArgumentException("repair must be true or false");
-    }
+  protected synchronized void run(TaskParams params, PrintWriter out) throws Exception {
+    String repairParam = params.choice("repair", "false", Set.of("true", "false"));
+    String format = params.choice("format", "text", Set.of("text", "json"));
     List<io.flashsale.api.core.OrphanRepair.Repaired> repaired =
         repairParam.equals("true") ? repair.run() : List.of();
     repair.awaitLoaded(repaired, java.time.Duration.ofSeconds(15));
     Reconciler.Report r = reconciler.run(workflows);
-    if ("json".equals(SkuTask.one(params, "format", "text"))) {
+    if (format.equals("json")) {
       Map<String, Object> body = new LinkedHashMap<>();
       body.put("repaired", repaired.stream().map(io.flashsale.api.core.OrphanRepair.Repaired::line).toList());
       body.put("classes", r.classes());

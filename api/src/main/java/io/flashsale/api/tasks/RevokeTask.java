@@ -1,24 +1,23 @@
 package io.flashsale.api.tasks;
 
-import io.dropwizard.servlets.tasks.Task;
 import io.flashsale.activities.Principals;
+import io.flashsale.api.auth.TokenService;
 import java.io.PrintWriter;
-import java.util.List;
-import java.util.Map;
+import java.util.Set;
 
 /** POST /tasks/revoke?tenant=&subject= : every later call of that principal is 403. */
-public class RevokeTask extends Task {
+public class RevokeTask extends AdminTask {
   private final Principals principals;
 
   public RevokeTask(Principals principals) {
-    super("revoke");
+    super("revoke", Set.of("tenant", "subject"));
     this.principals = principals;
   }
 
   @Override
-  public void execute(Map<String, List<String>> params, PrintWriter out) {
-    String tenant = SkuTask.one(params, "tenant", null);
-    String subject = SkuTask.one(params, "subject", null);
+  protected void run(TaskParams params, PrintWriter out) {
+    String tenant = params.name("tenant", TokenService.NAME);
+    String subject = params.name("subject", TokenService.NAME);
     principals.revoke(tenant, subject);
     out.println("revoked " + tenant + "/" + subject);
   }

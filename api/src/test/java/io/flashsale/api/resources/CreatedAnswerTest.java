@@ -1,0 +1,34 @@
+package io.flashsale.api.resources;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.flashsale.activities.OrderQueries.OrderDetails;
+import io.flashsale.activities.OrderQueries.TimelineEntry;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** A create's answer does not move with the order: a retry after pay and re-reserve answers what the create did. */
+class CreatedAnswerTest {
+  private static OrderDetails order(String status, int version, String reservationKey, String reservationStatus,
+      List<TimelineEntry> timeline) {
+    return new OrderDetails("ord-0007", "t1", "user-1", "k1", status, version, "sku-1", 2, 3980, "gift",
+        reservationKey, reservationStatus, "order:t1:user-1:k1", "2026-11-30T12:00:00Z", timeline);
+  }
+
+  @Test
+  void theAnswerIsTheOrderAsItsCreateMadeIt() {
+    TimelineEntry created = new TimelineEntry(null, "CREATED", 1, "create", "2026-11-30T12:00:00Z");
+    List<TimelineEntry> later = List.of(created,
+        new TimelineEntry("CREATED", "PAYING", 2, "pay", "2026-11-30T12:00:01Z"),
+        new TimelineEntry("PAYING", "PAID", 3, "charge reply", "2026-11-30T12:00:02Z"));
+    Map<String, Object> first = OrderResource.createdAnswer(order("CREATED", 1, "ord-0007/r1", "HELD", List.of(created)));
+    Map<String, Object> retry = OrderResource.createdAnswer(order("PAID", 3, "ord-0007/r2", "CONFIRMED", later));
+    assertEquals(first, retry);
+    assertEquals("CREATED", retry.get("outcome"));
+    assertEquals("CREATED", retry.get("status"));
+    assertEquals(1, retry.get("version"));
+    assertEquals(Map.of("key", "ord-0007/r1", "status", "HELD"), retry.get("reservation"));
+    assertEquals(1, ((List<?>) retry.get("timeline")).size());
+  }
+}

@@ -1,0 +1,123 @@
+package io.flashsale.evidence;
+
+import io.flashsale.api.cli.HttpJson;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * X-22: the admin tasks over real HTTP on the admin port. Bad parameters (not a number, a zero
+ * price, a SKU name the API would refuse, a typo in a name, a missing price for a new SKU) get a
+ * JSON 400 with a stable code and the parameter's name, never a 500 with a database message; a
+ * total below the units held or confirmed is 409 and changes nothing; omitted price and limit
+ * keep the current values; a revoked principal is restored with the unrevoke task.
+ */
+class X22AdminTaskValidationTest {
+  @RegisterExtension static final Stack stack = new Stack();
+  @RegisterExtension static final Evidence ev = new Evidence("X-22", "admin tasks: JSON 4xx for bad parameters; unrevoke");
+
+  private static final String SKU = "sku-x22";
+
+  @Test
+  void adminTasksRefuseBadParametersAndRestorePrincipals() throws Exception {
+    HttpJson.Reply made = task("/tasks/sku?tenant=t1&sku=" + SKU + "&total=5&unit_price=1990&per_user_limit=2");
+    ev.check(made.status() == 200 && made.raw().contains("remaining=5"), "new SKU: 200 " + made.raw().trim());
+
+    HttpJson held = stack.api.login("t1", "user-2201");
+    HttpJson paid = stack.api.login("t1", "user-2202");
+    ev.equal(201, Buyers.create(held, "x22-held", SKU, 2).status(), "2 units held by an order");
+    String paidId = Buyers.create(paid, "x22-paid", SKU, 1).text("order_id");
+    ev.equal("PAID", Buyers.pay(paid, paidId).text("status"), "1 unit confirmed by a paid order");
+
+    HttpJson.Reply below = task("/tasks/sku?tenant=t1&sku=" + SKU + "&total=2");
+    ev.note("total 2 with 3 held/confirmed: " + below.status() + " " + below.raw().trim());
+    refused(below, 409, "TOTAL_BELOW_HELD", "total", "total below the 3 units held or confirmed");
+    ev.equal("5 2", row(), "the SKU is unchanged (total 5, remaining 2)");
+    HttpJson.Reply exact = task("/tasks/sku?tenant=t1&sku=" + SKU + "&total=3");
+    ev.check(exact.status() == 200 && exact.raw().contains("remaining=0"), "total 3 = held + confirmed: 200, remaining 0");
+
+    String[][] bad = {
+        {"total=ten", "total", "INVALID_PARAMETER"},
+        {"total=-1", "total", "INVALID_PARAMETER"},
+        {"total=99999999999999999999", "total", "INVALID_PARAMETER"},
+        {"total=5&unit_price=0", "unit_price", "INVALID_PARAMETER"},
+        {"total=5&unit_price=19.90", "unit_price", "INVALID_PARAMETER"},
+        {"total=5&per_user_limit=0", "per_user_limit", "INVALID_PARAMETER"},
+        {"total=5&per_user_limt=2", "per_user_limt", "UNKNOWN_PARAMETER"},
+        {"total=5&total=6", "total", "INVALID_PARAMETER"},
+        {"", "total", "MISSING_PARAMETER"},
+    };
+    for (String[] b : bad) {
+      HttpJson.Reply r = task("/tasks/sku?tenant=t1&sku=" + SKU + (b[0].isEmpty() ? "" : "&" + b[0]));
+      refused(r, 400, b[2], b[1], b[0].isEmpty() ? "no total" : b[0]);
+    }
+    ev.equal("3 0", row(), "none of the refused calls changed the SKU");
+
+    for (String name : List.of("bad%20sku", "sku%27x22", "x".repeat(65), "sku%2Fx22")) {
+      HttpJson.Reply r = task("/tasks/sku?tenant=t1&sku=" + name + "&total=5&unit_price=100&per_user_limit=1");
+      refused(r, 400, "INVALID_PARAMETER", "sku", "SKU name " + (name.length() > 20 ? "of 65 characters" : name));
+    }
+    refused(task("/tasks/sku?tenant=t%201&sku=sku-x22-new&total=5&unit_price=100&per_user_limit=1"), 400,
+        "INVALID_PARAMETER", "tenant", "tenant with a space");
+    refused(task("/tasks/sku?tenant=t1&sku=sku-x22-new&total=5&per_user_limit=1"), 400, "MISSING_PARAMETER",
+        "unit_price", "a new SKU without unit_price");
+    ev.equal(1L, stack.sql.count("SELECT count(*) FROM sku"), "no SKU row stored by any refused call");
+
+    HttpJson.Reply keep = task("/tasks/sku?tenant=t1&sku=" + SKU + "&total=10");
+    ev.check(keep.status() == 200, "total only: 200 " + keep.raw().trim());
+    ev.equal("1990 2", stack.sql.text("SELECT unit_price || ' ' || per_user_limit FROM sku WHERE sku = ?", SKU),
+        "omitted unit_price and per_user_limit keep 1990 and 2");
+    ev.equal("10 7", row(), "total 10, remaining 10 − 3");
+    HttpJson.Reply price = task("/tasks/sku?tenant=t1&sku=" + SKU + "&total=10&unit_price=2500");
+    ev.check(price.status() == 200 && price.raw().contains("unit_price=2500 per_user_limit=2"),
+        "a new price alone keeps the limit: " + price.raw().trim());
+
+    HttpResponse<String> raw = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(
+        "http://127.0.0.1:" + stack.adminPort() + "/tasks/sku?tenant=t1&sku=" + SKU + "&total=abc"))
+        .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+    ev.check(raw.headers().firstValue("Content-Type").orElse("").startsWith("application/json"),
+        "the refusal is application/json: " + raw.headers().firstValue("Content-Type").orElse("none"));
+
+    // revoke, then restore
+    HttpJson buyer = stack.api.login("t1", "user-2203");
+    ev.equal(200, buyer.get("/orders").status(), "the buyer can list orders");
+    ev.equal(200, task("/tasks/revoke?tenant=t1&subject=user-2203").status(), "revoke: 200");
+    HttpJson.Reply revoked = buyer.get("/orders");
+    ev.check(revoked.status() == 403 && "REVOKED".equals(revoked.text("error")), "revoked: 403 REVOKED");
+    HttpJson.Reply restored = task("/tasks/unrevoke?tenant=t1&subject=user-2203");
+    ev.check(restored.status() == 200 && restored.raw().contains("unrevoked t1/user-2203"), "unrevoke: 200");
+    ev.equal(200, buyer.get("/orders").status(), "the same token works again");
+    ev.equal(201, Buyers.create(buyer, "x22-after", SKU, 1).status(), "and it can order again");
+    refused(task("/tasks/unrevoke?tenant=t1&subject=user-nobody"), 404, "PRINCIPAL_NOT_FOUND", "subject",
+        "unrevoke of an unknown principal");
+    ev.equal(0L, stack.sql.count("SELECT count(*) FROM principals WHERE subject = 'user-nobody'"),
+        "the unknown principal was not stored");
+    refused(task("/tasks/revoke?tenant=t1&subject=user%2F1"), 400, "INVALID_PARAMETER", "subject",
+        "revoke with a subject the API would refuse");
+    refused(task("/tasks/revoke?tenant=t1"), 400, "MISSING_PARAMETER", "subject", "revoke without subject");
+    ev.equal(0L, stack.sql.count("SELECT count(*) FROM principals WHERE revoked"), "no principal left revoked");
+
+    refused(task("/tasks/reconcile?repair=yes"), 400, "INVALID_PARAMETER", "repair", "reconcile repair=yes");
+    refused(task("/tasks/reconcile?format=xml"), 400, "INVALID_PARAMETER", "format", "reconcile format=xml");
+    stack.checkReconcileClean(ev, "reconcile clean after all of it");
+  }
+
+  private static HttpJson.Reply task(String path) {
+    return stack.admin.post(path, null);
+  }
+
+  private static String row() {
+    return stack.sql.text("SELECT total || ' ' || remaining FROM sku WHERE tenant = 't1' AND sku = ?", SKU);
+  }
+
+  private static void refused(HttpJson.Reply r, int status, String code, String parameter, String what) {
+    ev.check(r.status() == status && code.equals(r.text("error")) && parameter.equals(r.text("parameter"))
+        && r.text("message") != null, what + " → " + status + " " + code + " (" + r.raw().trim() + ")");
+    ev.check(!r.raw().contains("Exception") && !r.raw().contains("\tat ") && !r.raw().contains("ERROR:")
+        && !r.raw().contains("violates"), what + ": no stack trace or database message on the wire");
+  }
+}
