@@ -89,6 +89,31 @@ class X24MetricsAndLogContextTest {
     stack.checkReconcileClean(ev, "reconcile clean");
   }
 
+  /** A worker process has no admin port: --metrics-port serves the same metrics on its own. */
+  @Test
+  void aWorkerProcessServesItsSdkMetrics() throws Exception {
+    int port;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+      port = s.getLocalPort();
+    }
+    String url = "http://127.0.0.1:" + port + "/metrics/prometheus";
+    try (ChildJvm worker = ChildJvm.start("x24-worker", stack.workerProperties(300), "worker", "embedded.yml",
+        "--metrics-port", String.valueOf(port))) {
+      worker.awaitLog("worker polling", 60_000);
+      ev.check(worker.logContains("worker metrics at " + url), "the worker names its metrics URL");
+      java.net.http.HttpClient http = java.net.http.HttpClient.newHttpClient();
+      String text = "";
+      long deadline = System.currentTimeMillis() + 30_000;
+      while (sum(text, "temporal_worker_start_total") == 0 && System.currentTimeMillis() < deadline) {
+        Thread.sleep(500);
+        text = http.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(url)).build(),
+            java.net.http.HttpResponse.BodyHandlers.ofString()).body();
+      }
+      ev.note("worker: " + firstSample(text, "temporal_worker_start_total"));
+      ev.check(sum(text, "temporal_worker_start_total") > 0, "the worker's " + url + " shows temporal_worker_start_total");
+    }
+  }
+
   private static String scrape() {
     return stack.admin.get("/metrics/prometheus").raw();
   }
