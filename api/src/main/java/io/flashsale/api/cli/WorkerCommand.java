@@ -54,6 +54,7 @@ public class WorkerCommand extends ConfiguredCommand<FlashsaleConfiguration> {
         + cfg.workerActivities + ", pid " + ProcessHandle.current().pid() + ")");
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       temporal.stop();
+      metrics.close();
       db.close();
     }));
     Thread.currentThread().join();
