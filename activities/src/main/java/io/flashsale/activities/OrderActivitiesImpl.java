@@ -70,6 +70,7 @@ public class OrderActivitiesImpl implements OrderActivities {
       OrderRow row = new OrderRow(orderId, req.tenant(), req.subject(), req.requestKey(), req.payload(), req.sku(),
           req.quantity(), unitPrice * req.quantity(), OrderStatus.CREATED, 1, key, 1, workflowId);
       Transition t = OrderTransitions.insertCreated(c, row, req.note(), "create");
+      org.slf4j.MDC.put("orderId", orderId); // the log context key; the worker clears it after the activity
       log.info("order {} CREATED for {}/{} key {}", orderId, req.tenant(), req.subject(), req.requestKey());
       return new CreateResult(CreateResult.CREATED, row.view(), List.of(t));
     });

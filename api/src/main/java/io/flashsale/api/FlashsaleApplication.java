@@ -163,8 +163,10 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     ChannelClient channel = new ChannelClient(channelUrl, notifyUrl, Duration.ofMillis(cfg.channel.timeoutMs));
 
     boolean external = engine == io.flashsale.api.TemporalEngine.EXTERNAL;
+    io.flashsale.api.observe.SdkMetrics metrics = new io.flashsale.api.observe.SdkMetrics();
+    env.admin().addServlet("prometheus", metrics.servlet()).addMapping(io.flashsale.api.observe.SdkMetrics.PATH);
     TemporalRuntime temporal = new TemporalRuntime(temporalTarget, cfg.temporal.namespace,
-        cfg.temporal.workflowCacheSize, external ? cfg.temporal.tls : null, external ? cfg.temporal.apiKey : "");
+        cfg.temporal.workflowCacheSize, external ? cfg.temporal.tls : null, external ? cfg.temporal.apiKey : "", metrics);
     boolean inMemory = engine == io.flashsale.api.TemporalEngine.EMBEDDED;
     if (!inMemory) temporal.awaitReady(cfg.temporal.namespace, Duration.ofSeconds(60));
     temporal.ensureSearchAttributes(cfg.temporal.namespace, inMemory);
@@ -172,6 +174,12 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
       temporal.registerWorker(new OrderActivitiesImpl(db, Duration.ofMillis(cfg.orders.reservationTtlMs)),
           new ChannelActivitiesImpl(channel), cfg.workerWorkflows, cfg.workerActivities);
     }
+    env.lifecycle().manage(new Managed() {
+      @Override
+      public void stop() {
+        metrics.close(); // managed before the runtime, so it stops after the worker and the stubs
+      }
+    });
     env.lifecycle().manage(temporal);
 
     FulfillmentConsumer consumer = null;
@@ -218,6 +226,9 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
         .buildAuthFilter()));
     env.jersey().register(new AuthValueFactoryProvider.Binder<>(Caller.class));
     env.jersey().register(new io.flashsale.api.core.BodyLimit(cfg.maxBodyBytes));
+    env.jersey().register(new io.flashsale.api.observe.OrderMdc.JerseyFilter());
+    env.servlets().addFilter("order-mdc", new io.flashsale.api.observe.OrderMdc.ClearFilter())
+        .addMappingForUrlPatterns(null, false, "/*");
     env.jersey().register(new ErrorMappers.MalformedJson());
     env.jersey().register(new ErrorMappers.WebErrors());
     env.jersey().register(new ErrorMappers.Unexpected());

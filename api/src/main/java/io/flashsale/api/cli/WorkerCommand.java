@@ -8,6 +8,7 @@ import io.flashsale.activities.Database;
 import io.flashsale.activities.OrderActivitiesImpl;
 import io.flashsale.api.FlashsaleConfiguration;
 import io.flashsale.api.core.TemporalRuntime;
+import io.flashsale.api.observe.SdkMetrics;
 import java.time.Duration;
 import net.sourceforge.argparse4j.inf.Namespace;
 
@@ -21,6 +22,15 @@ public class WorkerCommand extends ConfiguredCommand<FlashsaleConfiguration> {
   }
 
   @Override
+  public void configure(net.sourceforge.argparse4j.inf.Subparser subparser) {
+    super.configure(subparser);
+    subparser.addArgument("--metrics-port").dest("metricsPort").type(Integer.class).setDefault(0)
+        .help("serve the Temporal SDK metrics at http://HOST:PORT" + SdkMetrics.PATH + " (0: off)");
+    subparser.addArgument("--metrics-host").dest("metricsHost").setDefault("127.0.0.1")
+        .help("the address the metrics port binds (default 127.0.0.1)");
+  }
+
+  @Override
   protected void run(Bootstrap<FlashsaleConfiguration> bootstrap, Namespace ns, FlashsaleConfiguration cfg)
       throws Exception {
     if (cfg.database.url == null || cfg.channel.baseUrl == null || cfg.channel.notifyUrl == null || cfg.channel.notifyUrl.isBlank()) {
@@ -29,8 +39,14 @@ public class WorkerCommand extends ConfiguredCommand<FlashsaleConfiguration> {
     Database db = new Database(cfg.database.url, cfg.database.user, cfg.database.password, cfg.database.maxPoolSize);
     ChannelClient channel = new ChannelClient(cfg.channel.baseUrl, cfg.channel.notifyUrl,
         Duration.ofMillis(cfg.channel.timeoutMs));
+    SdkMetrics metrics = new SdkMetrics();
+    Integer metricsPort = ns.getInt("metricsPort");
+    if (metricsPort != null && metricsPort > 0) {
+      metrics.serve(ns.getString("metricsHost"), metricsPort);
+      System.out.println("worker metrics at http://" + ns.getString("metricsHost") + ":" + metricsPort + SdkMetrics.PATH);
+    }
     TemporalRuntime temporal = new TemporalRuntime(cfg.temporal.target, cfg.temporal.namespace,
-        cfg.temporal.workflowCacheSize, cfg.temporal.tls, cfg.temporal.apiKey);
+        cfg.temporal.workflowCacheSize, cfg.temporal.tls, cfg.temporal.apiKey, metrics);
     temporal.registerWorker(new OrderActivitiesImpl(db, Duration.ofMillis(cfg.orders.reservationTtlMs)),
         new ChannelActivitiesImpl(channel), cfg.workerWorkflows, cfg.workerActivities);
     temporal.start();
@@ -38,6 +54,7 @@ public class WorkerCommand extends ConfiguredCommand<FlashsaleConfiguration> {
         + cfg.workerActivities + ", pid " + ProcessHandle.current().pid() + ")");
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
       temporal.stop();
+      metrics.close();
       db.close();
     }));
     Thread.currentThread().join();

@@ -58,8 +58,10 @@ public final class OrphanRepair {
         continue; // a run started meanwhile
       }
       Repaired r = new Repaired(now.orderId(), now.status(), now.workflowId(), previous);
-      log.warn("order {} {} had no running workflow ({}): started a new run that loads it", c.orderId(), c.status(),
-          previous);
+      try (var mdc = org.slf4j.MDC.putCloseable(io.flashsale.api.observe.OrderMdc.KEY, c.orderId())) {
+        log.warn("order {} {} had no running workflow ({}): started a new run that loads it", c.orderId(), c.status(),
+            previous);
+      }
       repaired.add(r);
     }
     return repaired;

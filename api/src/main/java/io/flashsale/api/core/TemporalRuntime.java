@@ -40,7 +40,14 @@ public final class TemporalRuntime implements Managed {
    */
   public TemporalRuntime(String target, String namespace, Integer workflowCacheSize,
       FlashsaleConfiguration.TlsSettings tls, String apiKey) {
+    this(target, namespace, workflowCacheSize, tls, apiKey, null);
+  }
+
+  /** @param metrics null: the SDK's metrics go nowhere; else into its registry (client and worker alike) */
+  public TemporalRuntime(String target, String namespace, Integer workflowCacheSize,
+      FlashsaleConfiguration.TlsSettings tls, String apiKey, io.flashsale.api.observe.SdkMetrics metrics) {
     WorkflowServiceStubsOptions.Builder stubs = WorkflowServiceStubsOptions.newBuilder().setTarget(target);
+    if (metrics != null) stubs.setMetricsScope(metrics.scope());
     if (tls != null && tls.enabled) stubs.setSslContext(sslContext(tls));
     if (tls != null && tls.enabled && !tls.serverName.isBlank()) {
       stubs.setChannelInitializer(channel -> channel.overrideAuthority(tls.serverName));
@@ -51,7 +58,8 @@ public final class TemporalRuntime implements Managed {
     }
     this.service = WorkflowServiceStubs.newServiceStubs(stubs.build());
     this.client = WorkflowClient.newInstance(service, WorkflowClientOptions.newBuilder().setNamespace(namespace).build());
-    WorkerFactoryOptions.Builder options = WorkerFactoryOptions.newBuilder();
+    WorkerFactoryOptions.Builder options = WorkerFactoryOptions.newBuilder()
+        .setWorkerInterceptors(new io.flashsale.api.observe.OrderMdc.WorkerInterceptor());
     if (workflowCacheSize != null) options.setWorkflowCacheSize(workflowCacheSize);
     this.workers = WorkerFactory.newInstance(client, options.build());
   }

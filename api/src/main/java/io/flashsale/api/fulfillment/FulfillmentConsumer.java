@@ -87,7 +87,9 @@ public final class FulfillmentConsumer implements Managed {
         return ps.executeUpdate();
       }
     });
-    log.info("order {} event {} {} v{} -> {}", orderId, eventId, eventType, orderVersion, effect);
+    try (var mdc = org.slf4j.MDC.putCloseable(io.flashsale.api.observe.OrderMdc.KEY, orderId)) {
+      log.info("order {} event {} {} v{} -> {}", orderId, eventId, eventType, orderVersion, effect);
+    }
     return effect;
   }
 

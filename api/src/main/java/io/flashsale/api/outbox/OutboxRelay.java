@@ -88,7 +88,7 @@ public final class OutboxRelay implements Managed {
   }
 
   private boolean deliver(OutboxEvent e) {
-    try {
+    try (var mdc = org.slf4j.MDC.putCloseable(io.flashsale.api.observe.OrderMdc.KEY, e.orderId())) {
       Map<String, Object> body = new LinkedHashMap<>();
       body.put("event_id", e.eventId());
       body.put("order_id", e.orderId());
