@@ -228,6 +228,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     env.metrics().register("flashsale.sse.open",
         (com.codahale.metrics.Gauge<Integer>) () -> eventsResource.openStreams(cfg.maxEventStreams));
     env.jersey().register(new CallbackResource(new Notifications(db), queries, orders, cfg.channel.callbackSecret));
+    env.jersey().register(new io.flashsale.api.resources.OpenApiResource());
 
     env.admin().addTask(new SkuTask(skus));
     env.admin().addTask(new RevokeTask(principals));
