@@ -89,6 +89,7 @@ class OpenApiContractTest {
     Map<String, JsonNode> doc = documentedOperations();
     for (Op op : resourceOperations().values()) {
       JsonNode d = doc.get(op.key());
+      if (d == null) continue; // reported by everyResourceMethodIsDocumentedAndEveryOperationImplemented
       Set<String> path = new TreeSet<>();
       Set<String> query = new TreeSet<>();
       Set<String> header = new TreeSet<>();
