@@ -170,8 +170,9 @@ class X25ContractFuzzTest {
   private static Path schemathesis(Path repo) {
     String configured = System.getProperty("schemathesis.bin", "");
     Path st = configured.isBlank() ? repo.resolve(".tools/venv/bin/st") : Path.of(configured);
-    ev.check(Files.isExecutable(st), "schemathesis is installed at " + st
-        + " (missing: run ./flashsale install-schemathesis; ./flashsale test does it)");
+    boolean there = Files.isExecutable(st);
+    ev.check(there, there ? "schemathesis at " + st
+        : "schemathesis missing at " + st + ": run ./flashsale install-schemathesis (./flashsale test does it)");
     return st;
   }
 
