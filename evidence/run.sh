@@ -19,5 +19,6 @@ fi
 mvn -B -q -DskipTests install
 rm -rf evidence/target/evidence
 mvn -B -pl evidence test -Dmaven.test.failure.ignore=true -Devidence.webui.dir="$PWD/evidence/webui" \
+  -Devidence.schemathesis.dir="$PWD/evidence/schemathesis" \
   ${select[@]+"${select[@]}"} "$@" | grep -E "Tests run:|FAIL" || true
 exec evidence/summary.sh "${engines[@]}"

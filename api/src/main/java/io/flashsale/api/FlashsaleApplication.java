@@ -242,6 +242,13 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     env.metrics().register("flashsale.sse.open",
         (com.codahale.metrics.Gauge<Integer>) () -> eventsResource.openStreams(cfg.maxEventStreams));
     env.jersey().register(new CallbackResource(new Notifications(db), queries, orders, cfg.channel.callbackSecret));
+    env.jersey().register(new io.flashsale.api.resources.OpenApiResource());
+    // errors answered before Jersey (bad path, undeclared method) are JSON with a stable code too
+    env.getApplicationContext().setErrorHandler(new io.flashsale.api.core.JsonErrorHandler());
+    env.lifecycle().addServerLifecycleListener(server -> server.setErrorHandler(new io.flashsale.api.core.JsonErrorHandler()));
+    env.servlets().addFilter("undeclared-methods",
+            new io.flashsale.api.core.UndeclaredMethodFilter(io.flashsale.api.resources.OpenApiResource.load()))
+        .addMappingForUrlPatterns(java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST), true, "/*");
 
     env.admin().addTask(new SkuTask(skus));
     env.admin().addTask(new RevokeTask(principals));

@@ -67,10 +67,20 @@ public final class Bodies {
   public static long integer(JsonNode body, String field, long min, long max) {
     JsonNode v = body.get(field);
     if (v == null || v.isNull()) throw ApiError.badRequest("MISSING_FIELD", field + " is required");
-    // canConvertToLong: a number past 64 bits must not wrap around into range
-    if (!v.isIntegralNumber() || !v.canConvertToLong() || v.asLong() < min || v.asLong() > max) {
+    // compared exactly: a number past 64 bits must not wrap around into range
+    java.math.BigDecimal n = integralValue(v);
+    if (n == null || n.compareTo(java.math.BigDecimal.valueOf(min)) < 0 || n.compareTo(java.math.BigDecimal.valueOf(max)) > 0) {
       throw ApiError.badRequest("INVALID_FIELD", field + " must be an integer in " + min + ".." + max);
     }
-    return v.asLong();
+    return n.longValueExact();
+  }
+
+  /** JSON's integer as JSON Schema reads it: 2 and 2.0 are the integer 2; 2.5, NaN, infinity are none. */
+  private static java.math.BigDecimal integralValue(JsonNode v) {
+    if (v.isIntegralNumber()) return new java.math.BigDecimal(v.bigIntegerValue());
+    if (!v.isFloatingPointNumber()) return null;
+    if ((v.isDouble() || v.isFloat()) && !Double.isFinite(v.doubleValue())) return null;
+    java.math.BigDecimal d = v.decimalValue();
+    return d.signum() == 0 || d.stripTrailingZeros().scale() <= 0 ? d : null;
   }
 }

@@ -36,7 +36,14 @@ public final class ErrorMappers {
         case 403 -> "FORBIDDEN";
         default -> status >= 500 ? "INTERNAL" : "BAD_REQUEST";
       };
-      return ApiError.response(status, code, r.getStatusInfo().getReasonPhrase());
+      Response.ResponseBuilder out = Response.fromResponse(ApiError.response(status, code, r.getStatusInfo().getReasonPhrase()));
+      // keep what the framework said besides the body, e.g. the Allow header a 405 must carry
+      r.getHeaders().forEach((name, values) -> {
+        if (!name.equalsIgnoreCase("Content-Type") && !name.equalsIgnoreCase("Content-Length")) {
+          values.forEach(v -> out.header(name, v));
+        }
+      });
+      return out.build();
     }
   }
 

@@ -43,6 +43,18 @@ class BodiesTest {
   }
 
   @Test
+  void integralFloatsAreIntegersAsJsonSchemaSays() throws Exception {
+    assertEquals(2, Bodies.integer(body("{\"quantity\":2.0}"), "quantity", 1, 10));
+    assertEquals(2, Bodies.integer(body("{\"quantity\":2e0}"), "quantity", 1, 10));
+    assertEquals(0, Bodies.integer(body("{\"amount\":-0.0}"), "amount", 0, Long.MAX_VALUE));
+    assertTrue(code(() -> Bodies.integer(uncheck("{\"quantity\":2.5}"), "quantity", 1, 10)).contains("INVALID_FIELD"));
+    assertTrue(code(() -> Bodies.integer(uncheck("{\"quantity\":1e400}"), "quantity", 1, 10)).contains("INVALID_FIELD"));
+    assertTrue(code(() -> Bodies.integer(uncheck("{\"quantity\":1.8446744073709552e19}"), "quantity", 1, 10))
+        .contains("INVALID_FIELD"));
+    assertTrue(code(() -> Bodies.integer(uncheck("{\"quantity\":\"2\"}"), "quantity", 1, 10)).contains("INVALID_FIELD"));
+  }
+
+  @Test
   void unknownFieldsAreIgnoredOnlyWhereAsked() throws Exception {
     JsonNode b = body("{\"kind\":\"CHARGED\",\"channel_extra\":1}");
     assertEquals(b, Bodies.objectIgnoringUnknown(b));

@@ -1,0 +1,301 @@
+package io.flashsale.api.resources;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.dropwizard.auth.Auth;
+import io.flashsale.workflows.CreateResult;
+import jakarta.ws.rs.BeanParam;
+import jakarta.ws.rs.CookieParam;
+import jakarta.ws.rs.FormParam;
+import jakarta.ws.rs.HeaderParam;
+import jakarta.ws.rs.HttpMethod;
+import jakarta.ws.rs.MatrixParam;
+import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
+import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.QueryParam;
+import jakarta.ws.rs.core.Context;
+import java.io.IOException;
+import java.lang.annotation.Annotation;
+import java.lang.reflect.Method;
+import java.lang.reflect.Modifier;
+import java.lang.reflect.Parameter;
+import java.net.URISyntaxException;
+import java.nio.file.Files;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The OpenAPI document (api/src/main/resources/openapi.json) is the contract: every JAX-RS
+ * resource method has its path and operation there and every operation there has its method, with
+ * the same path, query and header parameters, body and auth; response codes are plausible; every
+ * error code the source can send is in the document's ErrorCode list.
+ */
+class OpenApiContractTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final Set<String> HTTP_METHODS = Set.of("get", "put", "post", "delete", "options", "head", "patch", "trace");
+  private static final JsonNode DOC = read();
+
+  private static JsonNode read() {
+    try {
+      return JSON.readTree(OpenApiResource.load());
+    } catch (IOException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** A resource method as JAX-RS sees it. */
+  record Op(String key, Method method, Class<?> resource) {}
+
+  @Test
+  void everyResourceMethodIsDocumentedAndEveryOperationImplemented() throws Exception {
+    Map<String, Op> code = resourceOperations();
+    Set<String> doc = documentedOperations().keySet();
+    assertFalse(code.isEmpty(), "no resource found");
+    Set<String> undocumented = new TreeSet<>(code.keySet());
+    undocumented.removeAll(doc);
+    Set<String> unimplemented = new TreeSet<>(doc);
+    unimplemented.removeAll(code.keySet());
+    assertTrue(undocumented.isEmpty(), "resource methods missing from openapi.json: " + undocumented);
+    assertTrue(unimplemented.isEmpty(), "operations in openapi.json with no resource method: " + unimplemented);
+  }
+
+  @Test
+  void everyResourceClassIsRegisteredByTheApplication() throws Exception {
+    // the contract is of the running API: a resource class nobody registers would be documented in vain
+    String app = Files.readString(Paths.get("src/main/java/io/flashsale/api/FlashsaleApplication.java"));
+    for (Class<?> c : resourceClasses()) {
+      assertTrue(app.contains("new " + c.getSimpleName() + "(") || app.contains("new " + c.getName() + "("),
+          c.getSimpleName() + " is not registered in FlashsaleApplication");
+    }
+  }
+
+  @Test
+  void parametersBodiesAndAuthMatch() throws Exception {
+    Map<String, JsonNode> doc = documentedOperations();
+    for (Op op : resourceOperations().values()) {
+      JsonNode d = doc.get(op.key());
+      if (d == null) continue; // reported by everyResourceMethodIsDocumentedAndEveryOperationImplemented
+      Set<String> path = new TreeSet<>();
+      Set<String> query = new TreeSet<>();
+      Set<String> header = new TreeSet<>();
+      boolean auth = false;
+      boolean body = false;
+      for (Parameter p : op.method().getParameters()) {
+        if (p.isAnnotationPresent(PathParam.class)) path.add(p.getAnnotation(PathParam.class).value());
+        else if (p.isAnnotationPresent(QueryParam.class)) query.add(p.getAnnotation(QueryParam.class).value());
+        else if (p.isAnnotationPresent(HeaderParam.class)) header.add(p.getAnnotation(HeaderParam.class).value().toLowerCase());
+        else if (p.isAnnotationPresent(Auth.class)) auth = true;
+        else if (!p.isAnnotationPresent(Context.class) && !p.isAnnotationPresent(CookieParam.class)
+            && !p.isAnnotationPresent(FormParam.class) && !p.isAnnotationPresent(MatrixParam.class)
+            && !p.isAnnotationPresent(BeanParam.class)) body = true;
+      }
+      Set<String> dPath = new TreeSet<>();
+      Set<String> dQuery = new TreeSet<>();
+      Set<String> dHeader = new TreeSet<>();
+      for (JsonNode p : d.path("parameters")) {
+        JsonNode r = resolve(p);
+        String name = r.path("name").asText();
+        switch (r.path("in").asText()) {
+          case "path" -> dPath.add(name);
+          case "query" -> dQuery.add(name);
+          case "header" -> dHeader.add(name.toLowerCase());
+          default -> throw new AssertionError(op.key() + ": unexpected parameter location " + r);
+        }
+      }
+      assertEquals(path, dPath, op.key() + " path parameters");
+      assertEquals(query, dQuery, op.key() + " query parameters");
+      assertEquals(header, dHeader, op.key() + " header parameters");
+      assertEquals(body, d.has("requestBody"), op.key() + " request body");
+      JsonNode security = d.has("security") ? d.get("security") : DOC.get("security");
+      assertEquals(auth, security.size() > 0, op.key() + " needs a session token in the code iff in the document");
+      if (body) {
+        assertTrue(d.path("requestBody").path("content").has("application/json"), op.key() + " body is JSON");
+      }
+      Produces produces = op.method().isAnnotationPresent(Produces.class)
+          ? op.method().getAnnotation(Produces.class) : op.resource().getAnnotation(Produces.class);
+      if (produces != null) {
+        for (String type : produces.value()) {
+          boolean shown = false;
+          for (Iterator<Map.Entry<String, JsonNode>> it = d.path("responses").fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> r = it.next();
+            if (r.getKey().startsWith("2") && resolve(r.getValue()).path("content").has(type)) shown = true;
+          }
+          assertTrue(shown, op.key() + " produces " + type + ": a 2xx response must show it");
+        }
+      }
+    }
+  }
+
+  @Test
+  void responseCodesArePlausible() {
+    documentedOperations().forEach((key, d) -> {
+      JsonNode responses = d.path("responses");
+      assertTrue(responses.size() > 0, key + " has responses");
+      boolean success = false;
+      for (Iterator<Map.Entry<String, JsonNode>> it = responses.fields(); it.hasNext(); ) {
+        Map.Entry<String, JsonNode> e = it.next();
+        assertTrue(e.getKey().matches("[1-5][0-9][0-9]"), key + ": response code " + e.getKey());
+        int status = Integer.parseInt(e.getKey());
+        if (status >= 200 && status < 300) success = true;
+        JsonNode r = resolve(e.getValue());
+        assertTrue(r.hasNonNull("description"), key + " " + status + " has a description");
+        if (status >= 400) {
+          // an error answers JSON: the Error shape, or an order outcome for the order commands
+          JsonNode schema = r.path("content").path("application/json").path("schema");
+          assertFalse(schema.isMissingNode(), key + " " + status + " is JSON");
+          assertTrue(schema.toString().matches(".*#/components/schemas/(Error|CreateRefusal|Overloaded|CommandAnswer).*"),
+              key + " " + status + " answers Error or an outcome: " + schema);
+        }
+      }
+      assertTrue(success, key + " has a 2xx answer");
+      JsonNode security = d.has("security") ? d.get("security") : DOC.get("security");
+      if (security.size() > 0) {
+        assertTrue(responses.has("401"), key + " needs a token: 401 documented");
+        assertTrue(responses.has("403"), key + " needs a token: 403 (revoked, CSRF) documented");
+      }
+    });
+  }
+
+  @Test
+  void everyReferenceResolves() {
+    List<String> refs = new ArrayList<>();
+    collectRefs(DOC, refs);
+    assertFalse(refs.isEmpty());
+    for (String ref : refs) assertFalse(pointer(ref).isMissingNode(), "unresolved " + ref);
+    assertEquals("3.1.0", DOC.path("openapi").asText());
+  }
+
+  @Test
+  void everyErrorCodeInTheSourceIsDocumented() throws IOException {
+    Set<String> documented = new TreeSet<>();
+    DOC.at("/components/schemas/ErrorCode/enum").forEach(n -> documented.add(n.asText()));
+    Set<String> used = new TreeSet<>();
+    Pattern call = Pattern.compile("ApiError\\.(?:exception|badRequest|response)\\(\\s*(?:\\d+\\s*,\\s*)?\"([A-Z_]+)\"");
+    Pattern entry = Pattern.compile("\"error\",\\s*\"([A-Z_]+)\"");
+    Pattern mapped = Pattern.compile("->\\s*\"([A-Z_]+)\"");
+    try (Stream<java.nio.file.Path> files = Files.walk(Paths.get("src/main/java"))) {
+      for (java.nio.file.Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+        String src = Files.readString(f);
+        for (Pattern p : List.of(call, entry)) {
+          Matcher m = p.matcher(src);
+          while (m.find()) used.add(m.group(1));
+        }
+        if (f.endsWith("ErrorMappers.java")) {
+          Matcher m = mapped.matcher(src);
+          while (m.find()) used.add(m.group(1));
+        }
+      }
+    }
+    assertTrue(used.size() > 10, "the scan found the codes: " + used);
+    Set<String> missing = new TreeSet<>(used);
+    missing.removeAll(documented);
+    assertTrue(missing.isEmpty(), "error codes sent but not in openapi.json ErrorCode: " + missing);
+
+    Set<String> outcomes = new TreeSet<>();
+    DOC.at("/components/schemas/CreatedOrder/properties/outcome/enum").forEach(n -> outcomes.add(n.asText()));
+    DOC.at("/components/schemas/CreateRefusal/properties/outcome/enum").forEach(n -> outcomes.add(n.asText()));
+    for (var f : CreateResult.class.getFields()) {
+      if (Modifier.isStatic(f.getModifiers()) && f.getType() == String.class) {
+        try {
+          String v = (String) f.get(null);
+          assertTrue(outcomes.contains(v), "create outcome " + v + " not in openapi.json");
+        } catch (IllegalAccessException e) {
+          throw new AssertionError(e);
+        }
+      }
+    }
+  }
+
+  // --- the two sides
+
+  private static Map<String, JsonNode> documentedOperations() {
+    Map<String, JsonNode> ops = new TreeMap<>();
+    for (Iterator<Map.Entry<String, JsonNode>> it = DOC.path("paths").fields(); it.hasNext(); ) {
+      Map.Entry<String, JsonNode> p = it.next();
+      for (Iterator<Map.Entry<String, JsonNode>> m = p.getValue().fields(); m.hasNext(); ) {
+        Map.Entry<String, JsonNode> op = m.next();
+        if (HTTP_METHODS.contains(op.getKey())) ops.put(op.getKey().toUpperCase() + " " + p.getKey(), op.getValue());
+      }
+    }
+    return ops;
+  }
+
+  private static Map<String, Op> resourceOperations() throws Exception {
+    Map<String, Op> ops = new TreeMap<>();
+    for (Class<?> c : resourceClasses()) {
+      String base = c.getAnnotation(Path.class).value();
+      for (Method m : c.getMethods()) {
+        String verb = null;
+        for (Annotation a : m.getAnnotations()) {
+          HttpMethod h = a.annotationType().getAnnotation(HttpMethod.class);
+          if (h != null) verb = h.value();
+        }
+        if (verb == null) continue; // a sub-resource locator would need its own walk; there is none
+        String sub = m.isAnnotationPresent(Path.class) ? m.getAnnotation(Path.class).value() : "";
+        String key = verb + " " + normalize(base + "/" + sub);
+        Op previous = ops.put(key, new Op(key, m, c));
+        assertTrue(previous == null, key + " twice");
+      }
+    }
+    return ops;
+  }
+
+  /** Every @Path class of the API's resources package (compiled classes on the test classpath). */
+  private static List<Class<?>> resourceClasses() throws IOException, URISyntaxException, ClassNotFoundException {
+    String pkg = OpenApiResource.class.getPackageName();
+    java.nio.file.Path dir = Paths.get(OpenApiResource.class.getResource("OpenApiResource.class").toURI()).getParent();
+    List<Class<?>> out = new ArrayList<>();
+    try (Stream<java.nio.file.Path> files = Files.list(dir)) {
+      for (java.nio.file.Path f : files.sorted().toList()) {
+        String name = f.getFileName().toString();
+        if (!name.endsWith(".class") || name.contains("$")) continue;
+        Class<?> c = Class.forName(pkg + "." + name.substring(0, name.length() - 6));
+        if (c.isAnnotationPresent(Path.class)) out.add(c);
+      }
+    }
+    return out;
+  }
+
+  /** /a//b/{id: regex}/ → /a/b/{id} */
+  static String normalize(String path) {
+    String p = path.replaceAll("\\{\\s*([A-Za-z0-9_]+)\\s*:[^}]*}", "{$1}").replaceAll("/+", "/");
+    if (!p.startsWith("/")) p = "/" + p;
+    if (p.length() > 1 && p.endsWith("/")) p = p.substring(0, p.length() - 1);
+    return p;
+  }
+
+  private static JsonNode resolve(JsonNode n) {
+    return n.has("$ref") ? resolve(pointer(n.get("$ref").asText())) : n;
+  }
+
+  private static JsonNode pointer(String ref) {
+    assertTrue(ref.startsWith("#/"), "local references only: " + ref);
+    return DOC.at(ref.substring(1));
+  }
+
+  private static void collectRefs(JsonNode n, List<String> out) {
+    if (n.isObject()) {
+      n.fields().forEachRemaining(e -> {
+        if (e.getKey().equals("$ref")) out.add(e.getValue().asText());
+        else collectRefs(e.getValue(), out);
+      });
+    } else if (n.isArray()) {
+      n.forEach(c -> collectRefs(c, out));
+    }
+  }
+}
