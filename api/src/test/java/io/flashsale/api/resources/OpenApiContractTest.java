@@ -213,6 +213,8 @@ class OpenApiContractTest {
       if (Modifier.isStatic(f.getModifiers()) && f.getType() == String.class) {
         try {
           String v = (String) f.get(null);
+          // the workflow's REPLAY (a retry found the key's order) goes on the wire as CREATED
+          if (v.equals(CreateResult.REPLAY)) continue;
           assertTrue(outcomes.contains(v), "create outcome " + v + " not in openapi.json");
         } catch (IllegalAccessException e) {
           throw new AssertionError(e);
