@@ -47,11 +47,14 @@ public class OrderWorkflowImpl implements OrderWorkflow {
 
   private static final Logger log = Workflow.getLogger(OrderWorkflowImpl.class);
 
+  /** Start-to-close timeout of one database activity attempt; the pool's connection timeout stays below it. */
+  public static final Duration DB_ACTIVITY_TIMEOUT = Duration.ofSeconds(15);
+
   private final OrderActivities db =
       Workflow.newActivityStub(
           OrderActivities.class,
           ActivityOptions.newBuilder()
-              .setStartToCloseTimeout(Duration.ofSeconds(15))
+              .setStartToCloseTimeout(DB_ACTIVITY_TIMEOUT)
               .setRetryOptions(
                   RetryOptions.newBuilder()
                       .setInitialInterval(Duration.ofMillis(100))
