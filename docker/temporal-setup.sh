@@ -48,8 +48,9 @@ register OrderId Keyword
 register OrderStatus Keyword
 register Sku Keyword
 register Tenant Keyword
+register OrderAttention Keyword
 
-for name in OrderId OrderStatus Sku Tenant; do
+for name in OrderId OrderStatus Sku Tenant OrderAttention; do
   wait_for "search attribute $name to be listed" listed "$name"
 done
-echo "temporal-setup: search attributes OrderId, OrderStatus, Sku, Tenant registered in namespace $NAMESPACE"
+echo "temporal-setup: search attributes OrderId, OrderStatus, Sku, Tenant, OrderAttention registered in namespace $NAMESPACE"

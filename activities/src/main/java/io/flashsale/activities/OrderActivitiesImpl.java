@@ -11,6 +11,7 @@ import io.flashsale.workflows.OrderView;
 import io.flashsale.workflows.Step;
 import io.flashsale.workflows.Transition;
 import io.temporal.activity.Activity;
+import io.temporal.failure.ApplicationFailure;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -35,9 +36,36 @@ public class OrderActivitiesImpl implements OrderActivities {
     this.reservationTtl = reservationTtl;
   }
 
+  /**
+   * One transaction of an activity. A data error becomes a non-retryable failure of type
+   * {@link OrderActivities#DATA_ERROR} (the workflow flags the order); anything else is thrown
+   * as is and retried by the activity's retry policy.
+   */
+  private <T> T tx(Database.TxWork<T> work) {
+    try {
+      return db.inTx(work);
+    } catch (Database.DataError e) {
+      throw dataError(e);
+    }
+  }
+
+  private <T> T read(Database.TxWork<T> work) {
+    try {
+      return db.read(work);
+    } catch (Database.DataError e) {
+      throw dataError(e);
+    }
+  }
+
+  private static ApplicationFailure dataError(Database.DataError e) {
+    log.error("data error (SQLState {}), not retried: {}", e.sqlState(), e.getMessage());
+    return ApplicationFailure.newNonRetryableFailureWithCause(
+        "SQLState " + e.sqlState() + ": " + e.getMessage(), OrderActivities.DATA_ERROR, e);
+  }
+
   @Override
   public CreateResult reserve(CreateOrder req, String workflowId) {
-    return db.inTx(c -> {
+    return tx(c -> {
       OrderRow existing = OrderRow.byScope(c, req.tenant(), req.subject(), req.requestKey());
       if (existing != null) {
         if (!existing.payload().equals(req.payload())) {
@@ -103,7 +131,7 @@ public class OrderActivitiesImpl implements OrderActivities {
 
   @Override
   public OrderView load(String orderId) {
-    return db.read(c -> {
+    return read(c -> {
       OrderRow row = OrderRow.get(c, orderId);
       if (row == null) throw new IllegalArgumentException("no such order " + orderId);
       return row.view();
@@ -112,7 +140,7 @@ public class OrderActivitiesImpl implements OrderActivities {
 
   @Override
   public Step beginPay(String orderId) {
-    return db.inTx(c -> {
+    return tx(c -> {
       OrderTx tx = new OrderTx(c, orderId);
       if (tx.status() != OrderStatus.CREATED) return tx.step(CommandResult.REJECTED + " " + tx.status());
       tx.move(OrderStatus.PAYING, "pay");
@@ -122,7 +150,7 @@ public class OrderActivitiesImpl implements OrderActivities {
 
   @Override
   public Step applyChannelAnswer(String orderId, ChannelAnswer answer, String cause) {
-    return db.inTx(c -> {
+    return tx(c -> {
       OrderTx tx = new OrderTx(c, orderId);
       String effect = switch (answer.result()) {
         case ChannelAnswer.CHARGED -> PaymentRules.onCharged(tx, tx.row().amount(), cause, reservationTtl);
@@ -137,7 +165,7 @@ public class OrderActivitiesImpl implements OrderActivities {
 
   @Override
   public Step cancel(String orderId, String cause) {
-    return db.inTx(c -> {
+    return tx(c -> {
       OrderTx tx = new OrderTx(c, orderId);
       if (tx.status() == OrderStatus.CANCELLED) return tx.step(CommandResult.REPLAY_CANCEL);
       if (tx.status() != OrderStatus.CREATED) return tx.step(CommandResult.REJECTED + " " + tx.status());
@@ -150,7 +178,7 @@ public class OrderActivitiesImpl implements OrderActivities {
 
   @Override
   public Step expireReservation(String orderId) {
-    return db.inTx(c -> {
+    return tx(c -> {
       OrderTx tx = new OrderTx(c, orderId);
       switch (tx.status()) {
         case CREATED -> {
@@ -173,7 +201,7 @@ public class OrderActivitiesImpl implements OrderActivities {
 
   @Override
   public Notice recordSignalArrival(String orderId, Notice n, String sourceRef) {
-    return db.inTx(c -> {
+    return tx(c -> {
       String effect = n.rejection() == null ? null : "REJECTED " + n.rejection();
       try (PreparedStatement ps = c.prepareStatement(
           "INSERT INTO payment_notification (notify_id, merchant_order, kind, amount, txn, source, source_ref, effect,"
@@ -210,7 +238,7 @@ public class OrderActivitiesImpl implements OrderActivities {
 
   @Override
   public Step applyNotice(String orderId, Notice n) {
-    return db.inTx(c -> {
+    return tx(c -> {
       String recorded = recordedEffect(c, n, orderId);
       OrderTx tx = new OrderTx(c, orderId);
       if (recorded != null) return tx.step(recorded); // a retry after the effect committed
@@ -264,7 +292,7 @@ public class OrderActivitiesImpl implements OrderActivities {
 
   @Override
   public Step completeRefund(String orderId, String cause) {
-    return db.inTx(c -> {
+    return tx(c -> {
       OrderTx tx = new OrderTx(c, orderId);
       if (tx.status() != OrderStatus.REFUNDING) return tx.step("NOOP " + tx.status());
       tx.move(OrderStatus.REFUNDED, cause);

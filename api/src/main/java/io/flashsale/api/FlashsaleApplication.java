@@ -144,7 +144,8 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
       });
     }
 
-    Database db = new Database(jdbcUrl, cfg.database.user, cfg.database.password, cfg.database.maxPoolSize);
+    Database db = new Database(jdbcUrl, cfg.database.user, cfg.database.password, cfg.database.maxPoolSize,
+        io.flashsale.api.core.DatabaseTimeouts.connectionTimeout(cfg.database));
     env.lifecycle().manage(new Managed() {
       @Override
       public void stop() {
@@ -172,7 +173,8 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     temporal.ensureSearchAttributes(cfg.temporal.namespace, inMemory);
     if (cfg.worker) {
       temporal.registerWorker(new OrderActivitiesImpl(db, Duration.ofMillis(cfg.orders.reservationTtlMs)),
-          new ChannelActivitiesImpl(channel), cfg.workerWorkflows, cfg.workerActivities);
+          new ChannelActivitiesImpl(channel), cfg.workerWorkflows, cfg.workerActivities,
+        TemporalRuntime.workerOptions(cfg.database.maxPoolSize, cfg.temporal));
     }
     env.lifecycle().manage(new Managed() {
       @Override

@@ -52,6 +52,8 @@ public class FlashsaleConfiguration extends Configuration {
     @JsonProperty public String user = "postgres";
     @JsonProperty public String password = "";
     @JsonProperty public int maxPoolSize = 16;
+    /** How long a caller waits for a pooled connection; must stay below the 15 s database activity timeout. */
+    @JsonProperty public long connectionTimeoutMs = 5_000;
     /** Embedded PostgreSQL: port (0 = any free) and data directory (empty = &lt;dataDir&gt;/postgres). */
     @JsonProperty public int embeddedPort = 0;
     @JsonProperty public String embeddedDataDir = "";
@@ -91,6 +93,11 @@ public class FlashsaleConfiguration extends Configuration {
      * Null: the SDK default.
      */
     @JsonProperty public Integer workflowCacheSize;
+    /** Activities one worker runs at once; 0 = twice database.maxPoolSize. */
+    @JsonProperty public int activitySlots = 0;
+    /** Concurrent pollers for activity and workflow tasks. */
+    @JsonProperty public int activityPollers = 2;
+    @JsonProperty public int workflowPollers = 2;
   }
 
   public static class TlsSettings {

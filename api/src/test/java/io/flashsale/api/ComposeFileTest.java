@@ -171,10 +171,10 @@ class ComposeFileTest {
     assertTrue(setup.contains("temporal operator search-attribute create"), "uses temporal operator search-attribute create");
     Set<String> attributes = new LinkedHashSet<>();
     for (var key : List.of(OrderWorkflowImpl.ORDER_ID, OrderWorkflowImpl.ORDER_STATUS, OrderWorkflowImpl.SKU,
-        OrderWorkflowImpl.TENANT)) {
+        OrderWorkflowImpl.TENANT, OrderWorkflowImpl.ORDER_ATTENTION)) {
       attributes.add(key.getName());
     }
-    assertEquals(Set.of("OrderId", "OrderStatus", "Sku", "Tenant"), attributes);
+    assertEquals(Set.of("OrderId", "OrderStatus", "Sku", "Tenant", "OrderAttention"), attributes);
     for (String attribute : attributes) {
       Pattern keyword = Pattern.compile("(?m)^.*\\b" + Pattern.quote(attribute) + "\\b.*\\bKeyword\\b.*$");
       assertTrue(keyword.matcher(setup).find(), "temporal-setup registers " + attribute + " as Keyword");

@@ -66,6 +66,7 @@ class C2907ReReserveOrRefundTest {
     ev.check(refundRequests >= 2, "the refund was retried after the lost reply");
     ev.equal(1L, stack.refundRows(b), "one refund row for B in the ledger");
     ev.equal("rf-" + b, refundKey(b), "refund key rf-<order_id>");
+    stack.recordHistory(b, "c2907-refund-retried"); // the first run: the refund's first reply lost, retried
 
     // late notices: B's held REFUNDED notice, then (after B's workflow completed) a constructed late CHARGED
     stack.channel.post("/_callbacks/release", Map.of("merchant_order", b, "order", "fifo"));

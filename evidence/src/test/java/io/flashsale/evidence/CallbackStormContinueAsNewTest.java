@@ -68,6 +68,7 @@ class CallbackStormContinueAsNewTest {
     ev.equal(3, timeline.size(), "the new run's status query still shows the whole timeline");
     HttpJson.Reply pay = Buyers.pay(a, id);
     ev.check(pay.status() == 409 && "PAID".equals(pay.text("status")), "the new run answers commands: pay → REJECTED PAID");
+    stack.recordHistory(id, "wf01-run-after-continue-as-new");
     String summary = stack.checkReconcileClean(ev, "reconcile clean (workflow agrees)");
   }
 }

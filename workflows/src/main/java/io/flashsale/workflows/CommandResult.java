@@ -1,5 +1,7 @@
 package io.flashsale.workflows;
 
+import io.temporal.failure.ApplicationFailure;
+
 /**
  * Answer of the pay and cancel updates. outcome is null for a pay that ran (status says where it
  * got), REJECTED when the precondition failed, CANCELLED / REPLAY_CANCEL for cancel.
@@ -9,4 +11,30 @@ public record CommandResult(String outcome, OrderStatus status, int version) {
   public static final String CANCELLED = "CANCELLED";
   public static final String REPLAY_CANCEL = "REPLAY_CANCEL";
   public static final String NOT_FOUND = "NOT_FOUND";
+
+  /**
+   * Marks an update validator's refusal. The SDK passes a validator's failure on with its message
+   * only (type and details are replaced), so the answer travels in the message:
+   * {@code CommandAnsweredByValidator <outcome> <status> <version>}.
+   */
+  public static final String ANSWERED_BY_VALIDATOR = "CommandAnsweredByValidator";
+
+  /** The validator's refusal carrying this answer (nothing enters the workflow's history). */
+  public ApplicationFailure refusal() {
+    return ApplicationFailure.newNonRetryableFailure(
+        ANSWERED_BY_VALIDATOR + " " + outcome + " " + status + " " + version, ANSWERED_BY_VALIDATOR);
+  }
+
+  /** The answer inside a validator's refusal (anywhere in the client's update exception), else null. */
+  public static CommandResult refusedBy(Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      String message = t instanceof ApplicationFailure af ? af.getOriginalMessage() : t.getMessage();
+      if (message == null || !message.startsWith(ANSWERED_BY_VALIDATOR + " ")) continue;
+      String[] f = message.split(" ");
+      if (f.length != 4) continue;
+      return new CommandResult("null".equals(f[1]) ? null : f[1], "null".equals(f[2]) ? null : OrderStatus.valueOf(f[2]),
+          Integer.parseInt(f[3]));
+    }
+    return null;
+  }
 }

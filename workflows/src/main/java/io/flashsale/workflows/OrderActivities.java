@@ -6,6 +6,12 @@ import io.temporal.activity.ActivityInterface;
 @ActivityInterface
 public interface OrderActivities {
 
+  /**
+   * Failure type of a data error no retry can fix (SQLState class 22 or 23): non-retryable. Any
+   * other database error (connection lost, serialization failure, ...) is retried with backoff.
+   */
+  String DATA_ERROR = "DataError";
+
   /** Order row + HELD reservation + first transition in one transaction, or why not. */
   CreateResult reserve(CreateOrder request, String workflowId);
 

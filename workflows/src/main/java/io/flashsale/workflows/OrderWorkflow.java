@@ -3,6 +3,7 @@ package io.flashsale.workflows;
 import io.temporal.workflow.QueryMethod;
 import io.temporal.workflow.SignalMethod;
 import io.temporal.workflow.UpdateMethod;
+import io.temporal.workflow.UpdateValidatorMethod;
 import io.temporal.workflow.WorkflowInterface;
 import io.temporal.workflow.WorkflowMethod;
 
@@ -22,6 +23,17 @@ public interface OrderWorkflow {
 
   @UpdateMethod
   CommandResult cancel();
+
+  /**
+   * Refuses a pay the current state already refuses, so it never enters history (a server caps
+   * updates per run); its answer travels in the failure ({@link CommandResult#refusedBy}).
+   */
+  @UpdateValidatorMethod(updateName = "pay")
+  void validatePay();
+
+  /** As for pay; a repeated cancel of a CANCELLED order is answered REPLAY_CANCEL the same way. */
+  @UpdateValidatorMethod(updateName = "cancel")
+  void validateCancel();
 
   @SignalMethod
   void paymentNotification(Notice notice);

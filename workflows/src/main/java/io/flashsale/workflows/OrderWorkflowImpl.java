@@ -4,6 +4,10 @@ import io.temporal.activity.ActivityOptions;
 import io.temporal.common.RetryOptions;
 import io.temporal.common.SearchAttributeKey;
 import io.temporal.failure.ActivityFailure;
+import io.temporal.failure.ApplicationFailure;
+import io.temporal.failure.CanceledFailure;
+import io.temporal.workflow.CancellationScope;
+import io.temporal.workflow.CompletablePromise;
 import io.temporal.workflow.Workflow;
 import io.temporal.workflow.WorkflowLock;
 import java.time.Duration;
@@ -12,6 +16,7 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 
 /**
@@ -25,20 +30,38 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   public static final SearchAttributeKey<String> ORDER_STATUS = SearchAttributeKey.forKeyword("OrderStatus");
   public static final SearchAttributeKey<String> SKU = SearchAttributeKey.forKeyword("Sku");
   public static final SearchAttributeKey<String> TENANT = SearchAttributeKey.forKeyword("Tenant");
+  /** Set (DATA_ERROR) while a database step fails with an error no retry fixes: an operator looks. */
+  public static final SearchAttributeKey<String> ORDER_ATTENTION = SearchAttributeKey.forKeyword("OrderAttention");
+
+  /*
+   * Change ids for Workflow.getVersion: a run recorded before a change replays its old branch.
+   */
+  /** Timed waits cancel their timer when the condition wins (the SDK leaves it running). */
+  static final String V_TIMER_CANCEL = "await-cancels-timer";
+  /** A run whose create update never came ends after one reservation TTL. */
+  static final String V_CREATE_BOUND = "create-bound";
+  /** A cancel request (temporal workflow cancel) settles the order before the run ends. */
+  static final String V_WORKFLOW_CANCEL = "workflow-cancel";
+  /** A data error parks the step with an operator flag instead of failing the run. */
+  static final String V_DATA_ERROR = "data-error-attention";
 
   private static final Logger log = Workflow.getLogger(OrderWorkflowImpl.class);
+
+  /** Start-to-close timeout of one database activity attempt; the pool's connection timeout stays below it. */
+  public static final Duration DB_ACTIVITY_TIMEOUT = Duration.ofSeconds(15);
 
   private final OrderActivities db =
       Workflow.newActivityStub(
           OrderActivities.class,
           ActivityOptions.newBuilder()
-              .setStartToCloseTimeout(Duration.ofSeconds(15))
+              .setStartToCloseTimeout(DB_ACTIVITY_TIMEOUT)
               .setRetryOptions(
                   RetryOptions.newBuilder()
                       .setInitialInterval(Duration.ofMillis(100))
                       .setBackoffCoefficient(2)
+                      // bounded backoff, unlimited attempts: an order converges after a database outage
                       .setMaximumInterval(Duration.ofSeconds(5))
-                      .setDoNotRetry(IllegalArgumentException.class.getName())
+                      .setDoNotRetry(IllegalArgumentException.class.getName(), OrderActivities.DATA_ERROR)
                       .build())
               .build());
 
@@ -79,40 +102,92 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   private int refundRounds;
   /** Operator signals recorded by this run (their arrival refs). */
   private int signalArrivals;
+  /** The create update reached its handler (it may still be reserving). */
+  private boolean createStarted;
+  /** The run was cancelled (temporal workflow cancel): settle the order, then end. */
+  private boolean cancelRequested;
+  /** Why the order waits for an operator (a data error), or null. */
+  private String attention;
+
+  // the loop's clock: when the reservation expires and when an UNKNOWN order is queried next
+  private OrderSettings settings;
+  private boolean loopReady;
+  private long expiryAt;
+  private boolean reservationExpired;
+  private long queryAt;
+  private long backoff;
 
   @Override
   public void run(OrderStart start) {
     this.start = start;
     if (start.pendingNotices() != null) notices.addAll(start.pendingNotices());
     if (start.timeline() != null) timeline.addAll(start.timeline());
-    OrderSettings settings = start.settings() == null ? OrderSettings.defaults() : start.settings();
-    if (start.orderId() != null) {
-      lock.lock();
-      try {
-        track(new Step("LOADED", db.load(start.orderId()), List.of()));
-        if (order.status() == OrderStatus.PAYING
-            && Workflow.getVersion("resume-paying", Workflow.DEFAULT_VERSION, 1) == 1) {
-          // a repaired order: the run that made the charge is gone with its answer, so it is UNKNOWN
-          track(db.applyChannelAnswer(order.orderId(), new ChannelAnswer(ChannelAnswer.UNKNOWN, null, "run lost"),
-              "repair: charge answer lost"));
+    settings = start.settings() == null ? OrderSettings.defaults() : start.settings();
+    try {
+      if (start.orderId() != null) {
+        lock.lock();
+        try {
+          track(new Step("LOADED", step("load", () -> db.load(start.orderId())), List.of()));
+          if (order.status() == OrderStatus.PAYING
+              && Workflow.getVersion("resume-paying", Workflow.DEFAULT_VERSION, 1) == 1) {
+            // a repaired order: the run that made the charge is gone with its answer, so it is UNKNOWN
+            track(step("applyChannelAnswer", () -> db.applyChannelAnswer(order.orderId(),
+                new ChannelAnswer(ChannelAnswer.UNKNOWN, null, "run lost"), "repair: charge answer lost")));
+          }
+        } finally {
+          lock.unlock();
         }
-      } finally {
-        lock.unlock();
       }
+      if (!awaitCreate()) {
+        return; // SOLD_OUT / USER_LIMIT / KEY_REUSED: no order row; or no create came at all
+      }
+      startLoop();
+      loop();
+    } catch (CanceledFailure cancelled) {
+      if (Workflow.getVersion(V_WORKFLOW_CANCEL, Workflow.DEFAULT_VERSION, 1) == Workflow.DEFAULT_VERSION) {
+        throw cancelled;
+      }
+      // the order outlives the request: a charge may be in flight, so settle it in a scope the
+      // cancel does not reach, then end the run as cancelled
+      Workflow.newDetachedCancellationScope(this::settleAfterCancel).run();
+      throw cancelled;
     }
-    Workflow.await(() -> order != null || (createSettled && Workflow.isEveryHandlerFinished()));
-    if (order == null) {
-      return; // SOLD_OUT / USER_LIMIT / KEY_REUSED: no order row, nothing to run
-    }
+  }
 
+  /** Waits for the create update; false when there is no order to run. */
+  private boolean awaitCreate() {
+    if (order != null) return true;
+    Supplier<Boolean> settled = () -> order != null || (createSettled && Workflow.isEveryHandlerFinished());
+    if (Workflow.getVersion(V_CREATE_BOUND, Workflow.DEFAULT_VERSION, 1) == Workflow.DEFAULT_VERSION) {
+      Workflow.await(settled);
+      return order != null;
+    }
+    // started without its create (by hand, or the update was lost): end after a bound, not never
+    if (!awaitOrTimeout(settings.reservationTtl(), () -> createStarted || order != null)) {
+      log.info("run {} ended: no create within {}", Workflow.getInfo().getWorkflowId(), settings.reservationTtl());
+      return false;
+    }
+    awaitUnlessCancelled(settled);
+    return order != null;
+  }
+
+  private void startLoop() {
+    if (loopReady) return;
+    loopReady = true;
     Long carried = start.reservationExpiresAt();
-    long expiryAt = carried == null ? Workflow.currentTimeMillis() + settings.reservationTtlMillis() : carried;
-    boolean reservationExpired = carried != null && carried < 0;
-    long queryAt = 0;
-    long backoff = settings.unknownFirstQueryMillis();
+    expiryAt = carried == null ? Workflow.currentTimeMillis() + settings.reservationTtlMillis() : carried;
+    reservationExpired = carried != null && carried < 0;
+    queryAt = 0;
+    backoff = settings.unknownFirstQueryMillis();
+  }
 
+  /**
+   * The order after create: apply notices, refund, expire the reservation, converge UNKNOWN by
+   * query; after a terminal status wait for late notices, then end.
+   */
+  private void loop() {
     while (true) {
-      if (historyTooLong() && Workflow.isEveryHandlerFinished()) {
+      if (!cancelRequested && historyTooLong() && Workflow.isEveryHandlerFinished()) {
         // no update running: the new run reloads the order and takes over the queued notices
         Workflow.continueAsNew(new OrderStart(start.tenant(), start.subject(), start.requestKey(), order.orderId(),
             settings, reservationExpired ? -1L : expiryAt, List.copyOf(notices), List.copyOf(timeline)));
@@ -127,11 +202,16 @@ public class OrderWorkflowImpl implements OrderWorkflow {
         continue;
       }
       if (status.isTerminal()) {
+        if (cancelRequested) return; // a later notice starts a new run (signal-with-start)
         // a timer that fires in the same task as a signal still leaves the notice queued: keep going
-        Workflow.await(settings.lateNoticeWindow(), () -> !notices.isEmpty());
+        awaitOrTimeout(settings.lateNoticeWindow(), () -> !notices.isEmpty());
         if (!notices.isEmpty()) continue;
         Workflow.await(Workflow::isEveryHandlerFinished);
         if (notices.isEmpty()) break;
+        continue;
+      }
+      if (status == OrderStatus.CREATED && cancelRequested) {
+        locked(() -> step("cancel", () -> db.cancel(order.orderId(), "workflow cancelled")));
         continue;
       }
       if (status == OrderStatus.UNKNOWN && queryAt == 0) {
@@ -142,19 +222,18 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       if (!reservationExpired) wakeAt = expiryAt;
       if (status == OrderStatus.UNKNOWN) wakeAt = Math.min(wakeAt, queryAt);
       int seenVersion = order.version();
+      Supplier<Boolean> changed = () -> !notices.isEmpty() || order.version() != seenVersion;
       boolean woke =
           wakeAt == Long.MAX_VALUE
-              ? awaitForever(() -> !notices.isEmpty() || order.version() != seenVersion)
-              : Workflow.await(
-                  Duration.ofMillis(Math.max(1, wakeAt - now)),
-                  () -> !notices.isEmpty() || order.version() != seenVersion);
+              ? awaitForever(changed)
+              : awaitOrTimeout(Duration.ofMillis(Math.max(1, wakeAt - now)), changed);
       if (woke) {
         continue;
       }
       now = Workflow.currentTimeMillis();
       if (!reservationExpired && now >= expiryAt) {
         reservationExpired = true;
-        locked(() -> db.expireReservation(order.orderId()));
+        locked(() -> step("expireReservation", () -> db.expireReservation(order.orderId())));
       }
       if (order.status() == OrderStatus.UNKNOWN && now >= queryAt) {
         converge();
@@ -164,8 +243,34 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     }
   }
 
+  /**
+   * After a cancel request: commands still in flight finish, then the order is read back. CREATED
+   * is cancelled (its unit released); PAYING lost its charge answer with the cancelled pay, so it
+   * is UNKNOWN and converges by query like any other; the run ends once the order is final.
+   */
+  private void settleAfterCancel() {
+    cancelRequested = true;
+    Workflow.await(Workflow::isEveryHandlerFinished);
+    String orderId = order != null ? order.orderId() : start.orderId();
+    if (orderId == null) return; // this run created no order
+    lock.lock();
+    try {
+      track(new Step("LOADED", step("load", () -> db.load(orderId)), List.of()));
+      if (order.status() == OrderStatus.PAYING) {
+        track(step("applyChannelAnswer", () -> db.applyChannelAnswer(orderId,
+            new ChannelAnswer(ChannelAnswer.UNKNOWN, null, "run cancelled"), "cancel: charge answer lost")));
+      }
+    } finally {
+      lock.unlock();
+    }
+    log.info("order {} run cancelled while {}: settling", orderId, order.status());
+    startLoop();
+    loop();
+  }
+
   @Override
   public CreateResult create(CreateOrder request) {
+    createStarted = true;
     lock.lock();
     try {
       boolean alreadyCreated = order != null;
@@ -184,23 +289,27 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   }
 
   @Override
+  public void validatePay() {
+    CommandResult refused = payRefusal();
+    if (refused != null) throw refused.refusal();
+  }
+
+  @Override
   public CommandResult pay() {
     awaitLoaded();
-    if (order == null) {
-      return new CommandResult(CommandResult.REJECTED, null, 0);
-    }
-    if (order.status() != OrderStatus.CREATED || command != null) {
-      return rejected();
-    }
+    // checked again: concurrent pays all pass the validator before the first one runs
+    CommandResult refused = payRefusal();
+    if (refused != null) return refused;
     command = "PAY";
     lock.lock();
     try {
-      track(db.beginPay(order.orderId()));
+      track(step("beginPay", () -> db.beginPay(order.orderId())));
       if (order.status() != OrderStatus.PAYING) {
         return rejected(); // a notice or the expiry got there first
       }
       ChannelAnswer answer = charge();
-      track(db.applyChannelAnswer(order.orderId(), answer, answer.definite() ? "charge reply" : "charge " + answer.detail()));
+      track(step("applyChannelAnswer", () -> db.applyChannelAnswer(order.orderId(), answer,
+          answer.definite() ? "charge reply" : "charge " + answer.detail())));
       log.info("order {} pay {} -> {}", order.orderId(), answer.result(), order.status());
       return new CommandResult(null, order.status(), order.version());
     } finally {
@@ -208,12 +317,26 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     }
   }
 
+  /** Why a pay is refused in the current state, or null when it may run. */
+  private CommandResult payRefusal() {
+    if (order == null) {
+      return awaitingLoad() ? null : new CommandResult(CommandResult.REJECTED, null, 0);
+    }
+    if (order.status() != OrderStatus.CREATED || command != null || cancelRequested) {
+      return rejected();
+    }
+    return null;
+  }
+
+  @Override
+  public void validateCancel() {
+    CommandResult refused = cancelRefusal();
+    if (refused != null) throw refused.refusal();
+  }
+
   @Override
   public CommandResult cancel() {
     awaitLoaded();
-    if (order == null) {
-      return new CommandResult(CommandResult.REJECTED, null, 0);
-    }
     if ("CANCEL".equals(command)) {
       lock.lock(); // wait for the cancel in flight, then answer as a replay
       lock.unlock();
@@ -221,16 +344,12 @@ public class OrderWorkflowImpl implements OrderWorkflow {
           ? new CommandResult(CommandResult.REPLAY_CANCEL, order.status(), order.version())
           : rejected();
     }
-    if (order.status() == OrderStatus.CANCELLED) {
-      return new CommandResult(CommandResult.REPLAY_CANCEL, order.status(), order.version());
-    }
-    if (order.status() != OrderStatus.CREATED || command != null) {
-      return rejected();
-    }
+    CommandResult refused = cancelRefusal();
+    if (refused != null) return refused;
     command = "CANCEL";
     lock.lock();
     try {
-      track(db.cancel(order.orderId(), "cancel"));
+      track(step("cancel", () -> db.cancel(order.orderId(), "cancel")));
       // CANCELLED here is this command's doing, also when a retried activity answered REPLAY_CANCEL
       return order.status() == OrderStatus.CANCELLED
           ? new CommandResult(CommandResult.CANCELLED, order.status(), order.version())
@@ -238,6 +357,26 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     } finally {
       lock.unlock();
     }
+  }
+
+  /**
+   * Why a cancel is answered without running: REJECTED, or REPLAY_CANCEL for an order already
+   * CANCELLED; null when it may run (or waits for the cancel in flight).
+   */
+  private CommandResult cancelRefusal() {
+    if (order == null) {
+      return awaitingLoad() ? null : new CommandResult(CommandResult.REJECTED, null, 0);
+    }
+    if (order.status() == OrderStatus.CANCELLED) {
+      return new CommandResult(CommandResult.REPLAY_CANCEL, order.status(), order.version());
+    }
+    if ("CANCEL".equals(command)) {
+      return null; // in flight: the handler waits for it and answers
+    }
+    if (order.status() != OrderStatus.CREATED || command != null) {
+      return rejected();
+    }
+    return null;
   }
 
   @Override
@@ -262,6 +401,11 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     if (start != null && start.orderId() != null) Workflow.await(() -> order != null);
   }
 
+  /** No order yet, but it is being loaded (or the run has not started): the handler waits and decides. */
+  private boolean awaitingLoad() {
+    return start == null || start.orderId() != null;
+  }
+
   /** A notice that cannot be applied (bad arrival id, ...) is logged; it never fails the order's workflow. */
   private void applyNotice(Notice received) {
     try {
@@ -280,6 +424,10 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       locked(() -> db.applyNotice(order.orderId(), arrival));
     } catch (ActivityFailure e) {
       log.error("order {} notice {} not applied: {}", order.orderId(), received.notifyId(), e.getMessage());
+      if (isDataError(e) && Workflow.getVersion(V_DATA_ERROR, Workflow.DEFAULT_VERSION, 1) >= 1) {
+        // the notice's effect is lost to this order (the order still converges by query): an operator looks
+        flagAttention("notice " + received.notifyId(), e);
+      }
     }
   }
 
@@ -311,7 +459,9 @@ public class OrderWorkflowImpl implements OrderWorkflow {
         cause = "close";
       }
       if (answer.definite()) {
-        track(db.applyChannelAnswer(order.orderId(), answer, cause));
+        ChannelAnswer definite = answer;
+        String by = cause;
+        track(step("applyChannelAnswer", () -> db.applyChannelAnswer(order.orderId(), definite, by)));
       }
     } finally {
       lock.unlock();
@@ -327,7 +477,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     try {
       if (order.status() != OrderStatus.REFUNDING) return;
       refunds.refund(order.orderId(), order.amount());
-      track(db.completeRefund(order.orderId(), "refund reply"));
+      track(step("completeRefund", () -> db.completeRefund(order.orderId(), "refund reply")));
       refundRounds = 0;
       return;
     } catch (ActivityFailure e) {
@@ -338,7 +488,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       lock.unlock();
     }
     long waitSeconds = Math.min(300, 1L << Math.min(refundRounds, 8));
-    Workflow.await(Duration.ofSeconds(waitSeconds), () -> !notices.isEmpty());
+    awaitOrTimeout(Duration.ofSeconds(waitSeconds), () -> !notices.isEmpty());
   }
 
   private ChannelAnswer safe(java.util.function.Supplier<ChannelAnswer> call) {
@@ -358,9 +508,86 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     }
   }
 
-  private static boolean awaitForever(java.util.function.Supplier<Boolean> condition) {
-    Workflow.await(condition);
+  private boolean awaitForever(Supplier<Boolean> condition) {
+    awaitUnlessCancelled(condition);
     return true;
+  }
+
+  /**
+   * Workflow.await with a timeout, whose timer is cancelled when the condition wins: the SDK leaves
+   * it running, so a storm of wake-ups (callbacks) would pile timers up in the history.
+   * True when the condition became true, false when the time ran out.
+   */
+  private boolean awaitOrTimeout(Duration timeout, Supplier<Boolean> condition) {
+    if (Workflow.getVersion(V_TIMER_CANCEL, Workflow.DEFAULT_VERSION, 1) == Workflow.DEFAULT_VERSION) {
+      return Workflow.await(timeout, condition);
+    }
+    if (condition.get()) return true;
+    CompletablePromise<Void> fired = Workflow.newPromise();
+    CancellationScope timer = Workflow.newCancellationScope(() -> fired.completeFrom(Workflow.newTimer(timeout)));
+    timer.run();
+    Workflow.await(() -> fired.isCompleted() || condition.get());
+    if (fired.isCompleted()) {
+      fired.get(); // throws CanceledFailure when the run itself was cancelled
+      return false;
+    }
+    timer.cancel();
+    return true;
+  }
+
+  /** Workflow.await that also wakes, with CanceledFailure, when the run is cancelled. */
+  private void awaitUnlessCancelled(Supplier<Boolean> condition) {
+    if (Workflow.getVersion(V_WORKFLOW_CANCEL, Workflow.DEFAULT_VERSION, 1) == Workflow.DEFAULT_VERSION) {
+      Workflow.await(condition);
+      return;
+    }
+    CancellationScope scope = CancellationScope.current();
+    Workflow.await(() -> condition.get() || scope.isCancelRequested());
+    if (!condition.get() && scope.isCancelRequested()) {
+      throw new CanceledFailure("run cancelled");
+    }
+  }
+
+  /**
+   * One database step. Transient errors are retried by the activity's retry policy; a data error
+   * no retry fixes leaves the order where it is (never FAILED: the channel may have charged),
+   * flags it for an operator and is tried again slowly, so a repaired row lets it go on.
+   */
+  private <T> T step(String what, Supplier<T> call) {
+    long waitMillis = 60_000;
+    while (true) {
+      try {
+        T result = call.get();
+        if (attention != null) clearAttention();
+        return result;
+      } catch (ActivityFailure e) {
+        if (!isDataError(e)
+            || Workflow.getVersion(V_DATA_ERROR, Workflow.DEFAULT_VERSION, 1) == Workflow.DEFAULT_VERSION) {
+          throw e;
+        }
+        flagAttention(what, e);
+        Workflow.sleep(Duration.ofMillis(waitMillis));
+        waitMillis = Math.min(waitMillis * 2, 3_600_000);
+      }
+    }
+  }
+
+  private static boolean isDataError(ActivityFailure e) {
+    return e.getCause() instanceof ApplicationFailure af && OrderActivities.DATA_ERROR.equals(af.getType());
+  }
+
+  private void flagAttention(String what, ActivityFailure e) {
+    String cause = e.getCause() == null ? e.getMessage() : e.getCause().getMessage();
+    attention = OrderActivities.DATA_ERROR + " in " + what + ": " + cause;
+    lastEffect = "ATTENTION " + attention;
+    log.error("order {} needs an operator: {}", order == null ? start.orderId() : order.orderId(), attention);
+    Workflow.upsertTypedSearchAttributes(ORDER_ATTENTION.valueSet(OrderActivities.DATA_ERROR));
+    Workflow.setCurrentDetails((order == null ? "" : order.orderId() + " " + order.status() + " · ") + lastEffect);
+  }
+
+  private void clearAttention() {
+    attention = null;
+    Workflow.upsertTypedSearchAttributes(ORDER_ATTENTION.valueUnset());
   }
 
   /** Mirror what an activity committed: newest order version wins, timeline, search attributes. */

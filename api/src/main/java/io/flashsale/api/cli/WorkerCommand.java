@@ -36,7 +36,8 @@ public class WorkerCommand extends ConfiguredCommand<FlashsaleConfiguration> {
     if (cfg.database.url == null || cfg.channel.baseUrl == null || cfg.channel.notifyUrl == null || cfg.channel.notifyUrl.isBlank()) {
       throw new IllegalArgumentException("a worker needs database.url, channel.baseUrl and channel.notifyUrl");
     }
-    Database db = new Database(cfg.database.url, cfg.database.user, cfg.database.password, cfg.database.maxPoolSize);
+    Database db = new Database(cfg.database.url, cfg.database.user, cfg.database.password, cfg.database.maxPoolSize,
+        io.flashsale.api.core.DatabaseTimeouts.connectionTimeout(cfg.database));
     ChannelClient channel = new ChannelClient(cfg.channel.baseUrl, cfg.channel.notifyUrl,
         Duration.ofMillis(cfg.channel.timeoutMs));
     SdkMetrics metrics = new SdkMetrics();
@@ -48,7 +49,8 @@ public class WorkerCommand extends ConfiguredCommand<FlashsaleConfiguration> {
     TemporalRuntime temporal = new TemporalRuntime(cfg.temporal.target, cfg.temporal.namespace,
         cfg.temporal.workflowCacheSize, cfg.temporal.tls, cfg.temporal.apiKey, metrics);
     temporal.registerWorker(new OrderActivitiesImpl(db, Duration.ofMillis(cfg.orders.reservationTtlMs)),
-        new ChannelActivitiesImpl(channel), cfg.workerWorkflows, cfg.workerActivities);
+        new ChannelActivitiesImpl(channel), cfg.workerWorkflows, cfg.workerActivities,
+        TemporalRuntime.workerOptions(cfg.database.maxPoolSize, cfg.temporal));
     temporal.start();
     System.out.println("worker polling " + cfg.temporal.target + " (workflows=" + cfg.workerWorkflows + ", activities="
         + cfg.workerActivities + ", pid " + ProcessHandle.current().pid() + ")");

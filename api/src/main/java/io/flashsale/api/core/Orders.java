@@ -91,8 +91,16 @@ public final class Orders {
     UpdateOptions.Builder<CommandResult> options = UpdateOptions.<CommandResult>newBuilder()
         .setUpdateName(name).setResultClass(CommandResult.class).setWaitForStage(WorkflowUpdateStage.COMPLETED);
     if (idempotencyKey != null) options.setUpdateId(name + ":" + idempotencyKey);
-    return withDeadline(name + " " + workflowId,
-        () -> client.newUntypedWorkflowStub(workflowId).startUpdate(options.build()).getResult());
+    return withDeadline(name + " " + workflowId, () -> {
+      try {
+        return client.newUntypedWorkflowStub(workflowId).startUpdate(options.build()).getResult();
+      } catch (io.temporal.client.WorkflowUpdateException e) {
+        // refused by the update validator: the same answer as from the handler, without history
+        CommandResult answer = CommandResult.refusedBy(e);
+        if (answer != null) return answer;
+        throw e;
+      }
+    });
   }
 
   private <T> T withDeadline(String what, java.util.function.Supplier<T> call) {

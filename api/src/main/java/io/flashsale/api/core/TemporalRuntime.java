@@ -113,15 +113,35 @@ public final class TemporalRuntime implements Managed {
 
   /** A worker on the orders task queue hosting the workflows, the activities, or both. */
   public void registerWorker(OrderActivities orders, ChannelActivities channel, boolean workflows, boolean activities) {
-    Worker worker = workers.newWorker(WorkflowIds.TASK_QUEUE);
+    registerWorker(orders, channel, workflows, activities, io.temporal.worker.WorkerOptions.getDefaultInstance());
+  }
+
+  public void registerWorker(OrderActivities orders, ChannelActivities channel, boolean workflows, boolean activities,
+      io.temporal.worker.WorkerOptions options) {
+    Worker worker = workers.newWorker(WorkflowIds.TASK_QUEUE, options);
     if (workflows) worker.registerWorkflowImplementationTypes(OrderWorkflowImpl.class);
     if (activities) worker.registerActivitiesImplementations(orders, channel);
+  }
+
+  /**
+   * Worker sizing, chosen together with the pool: at most {@code activitySlots} activities run at
+   * once (0: twice the pool, since channel calls hold no connection), so the pool is never asked
+   * for much more than it has; the pool's connection timeout ends a wait before the activity
+   * timeout, and the attempt is retried with backoff.
+   */
+  public static io.temporal.worker.WorkerOptions workerOptions(int maxPoolSize, FlashsaleConfiguration.TemporalSettings t) {
+    int slots = t.activitySlots > 0 ? t.activitySlots : 2 * maxPoolSize;
+    return io.temporal.worker.WorkerOptions.newBuilder()
+        .setMaxConcurrentActivityExecutionSize(slots)
+        .setMaxConcurrentActivityTaskPollers(Math.max(1, Math.min(t.activityPollers, slots)))
+        .setMaxConcurrentWorkflowTaskPollers(Math.max(2, t.workflowPollers))
+        .build();
   }
 
   /** The custom search attributes the workflow sets, all Keyword. */
   public static final java.util.List<String> SEARCH_ATTRIBUTES = java.util.List.of(
       OrderWorkflowImpl.ORDER_ID.getName(), OrderWorkflowImpl.ORDER_STATUS.getName(),
-      OrderWorkflowImpl.SKU.getName(), OrderWorkflowImpl.TENANT.getName());
+      OrderWorkflowImpl.SKU.getName(), OrderWorkflowImpl.TENANT.getName(), OrderWorkflowImpl.ORDER_ATTENTION.getName());
 
   /**
    * Registers the custom search attributes the workflow upserts, on any engine that lacks them.

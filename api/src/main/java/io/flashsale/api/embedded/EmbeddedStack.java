@@ -108,7 +108,7 @@ public final class EmbeddedStack implements AutoCloseable {
       Path dbFile = "memory".equals(dbSetting) ? null
           : dbSetting == null || dbSetting.isBlank() ? data.resolve("temporal.db") : Path.of(dbSetting).toAbsolutePath();
       dev = DevServer.start(new DevServer.Options(cli, cfg.temporal.namespace, temporalPort, cfg.temporal.uiPort,
-          dbFile, data, List.of("OrderId", "OrderStatus", "Sku", "Tenant")));
+          dbFile, data, io.flashsale.api.core.TemporalRuntime.SEARCH_ATTRIBUTES));
     } else if (engine == TemporalEngine.EMBEDDED) {
       test = LoopbackTestServer.start(temporalPort);
       log.info("in-memory Temporal engine on 127.0.0.1:{}", temporalPort);

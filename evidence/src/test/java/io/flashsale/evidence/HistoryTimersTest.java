@@ -1,0 +1,66 @@
+package io.flashsale.evidence;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.flashsale.workflows.OrderWorkflowImpl;
+import io.temporal.api.enums.v1.EventType;
+import io.temporal.api.history.v1.HistoryEvent;
+import io.temporal.common.WorkflowExecutionHistory;
+import io.temporal.testing.WorkflowReplayer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Timers in the recorded histories. A run recorded with the current code (it carries the
+ * await-cancels-timer version marker) never has more than one timer running: each wake-up
+ * cancels the timer it no longer needs. The callback stream (16 notices, 16 wake-ups) replays
+ * against the current code and shows it; older histories show the pile-up they replay with.
+ */
+@org.junit.jupiter.api.Tag("in-memory-only") // engine-free: it runs once, in the fast run
+class HistoryTimersTest {
+  private static final String MARKER = "await-cancels-timer";
+
+  @Test
+  void aCallbackStreamReplaysWithoutPilingUpTimers() throws Exception {
+    Path stream = dir().resolve("x18-callback-stream-no-timer-pileup.json");
+    String json = Files.readString(stream);
+    WorkflowReplayer.replayWorkflowExecution(json, OrderWorkflowImpl.class);
+    List<HistoryEvent> events = WorkflowExecutionHistory.fromJson(json).getEvents();
+    long notices = events.stream().filter(e -> e.getEventType() == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED).count();
+    long cancelled = Histories.count(events, EventType.EVENT_TYPE_TIMER_CANCELED);
+    int outstanding = Histories.maxOutstandingTimers(events);
+    System.out.println("callback stream: " + notices + " signals, " + cancelled + " timers cancelled, at most "
+        + outstanding + " running");
+    assertTrue(notices >= 16, "the history holds the stream: " + notices + " signals");
+    assertTrue(outstanding <= 1, "timers running at once: " + outstanding);
+  }
+
+  @Test
+  void everyHistoryOfTheCurrentCodeKeepsAtMostOneTimer() throws Exception {
+    try (Stream<Path> s = Files.list(dir())) {
+      for (Path p : s.filter(f -> f.toString().endsWith(".json")).sorted().toList()) {
+        List<HistoryEvent> events = WorkflowExecutionHistory.fromJson(Files.readString(p)).getEvents();
+        int outstanding = Histories.maxOutstandingTimers(events);
+        boolean current = hasVersionMarker(events, MARKER);
+        System.out.println(p.getFileName() + ": at most " + outstanding + " timers running"
+            + (current ? "" : " (recorded before timers were cancelled)"));
+        if (current) assertTrue(outstanding <= 1, p.getFileName() + ": " + outstanding + " timers running at once");
+      }
+    }
+  }
+
+  /** A getVersion marker of this change id (its details carry the id as a JSON payload). */
+  private static boolean hasVersionMarker(List<HistoryEvent> events, String changeId) {
+    return events.stream().filter(e -> e.getEventType() == EventType.EVENT_TYPE_MARKER_RECORDED)
+        .flatMap(e -> e.getMarkerRecordedEventAttributes().getDetailsMap().values().stream())
+        .flatMap(payloads -> payloads.getPayloadsList().stream())
+        .anyMatch(payload -> payload.getData().toStringUtf8().contains(changeId));
+  }
+
+  private static Path dir() throws Exception {
+    return Path.of(HistoryTimersTest.class.getResource("/histories").toURI());
+  }
+}

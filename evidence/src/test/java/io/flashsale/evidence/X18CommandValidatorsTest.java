@@ -1,0 +1,120 @@
+package io.flashsale.evidence;
+
+import io.flashsale.api.cli.HttpJson;
+import io.temporal.api.enums.v1.EventType;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * X-18: commands the order already refuses are answered by the update validator and leave no
+ * trace in the history (a real server caps updates per run), with the same HTTP answers as
+ * before: of 8 concurrent pays one is PAID and seven are 409 REJECTED; later pays and a cancel of
+ * the PAID order are 409 REJECTED, a second cancel 200 REPLAY_CANCEL, none of them accepted into
+ * the history. A stream of 16 callbacks wakes the workflow 16 times and leaves no timer behind.
+ */
+class X18CommandValidatorsTest {
+  @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQueryMs", 120_000);
+  @RegisterExtension static final Evidence ev = new Evidence("X-18", "validators refuse without history; no timer pile-up");
+
+  private static String workflowId(String orderId) {
+    return stack.sql.text("SELECT workflow_id FROM orders WHERE order_id = ?", orderId);
+  }
+
+  private static long accepted(String orderId) {
+    return Histories.count(Histories.of(stack, workflowId(orderId)),
+        EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
+  }
+
+  @Test
+  void refusedCommandsStayOutOfHistory() throws Exception {
+    stack.sku("sku-x18", 5, 3);
+    HttpJson alice = stack.api.login("t1", "user-1801");
+    String a = Buyers.create(alice, "x18-a", "sku-x18", 1).text("order_id");
+    ExecutorService pool = Executors.newFixedThreadPool(8);
+    CountDownLatch go = new CountDownLatch(1);
+    List<Future<HttpJson.Reply>> pays = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      pays.add(pool.submit(() -> {
+        go.await();
+        return Buyers.pay(alice, a);
+      }));
+    }
+    go.countDown();
+    int paid = 0;
+    int rejected = 0;
+    for (Future<HttpJson.Reply> f : pays) {
+      HttpJson.Reply r = f.get();
+      if (r.status() == 200 && "PAID".equals(r.text("status"))) paid++;
+      if (r.status() == 409 && "REJECTED".equals(r.text("outcome"))) rejected++;
+    }
+    pool.shutdown();
+    ev.equal(1, paid, "of 8 concurrent pays one is 200 PAID");
+    ev.equal(7, rejected, "the other seven are 409 REJECTED");
+    long before = accepted(a);
+    ev.note("updates accepted into " + a + "'s history after the race: " + before
+        + " (create, and the pays that passed the validator together)");
+    for (int i = 0; i < 3; i++) {
+      HttpJson.Reply r = Buyers.pay(alice, a);
+      ev.check(r.status() == 409 && "REJECTED".equals(r.text("outcome")) && "PAID".equals(r.text("status"))
+          && r.body().path("version").asInt() > 0, "pay on a PAID order: 409 REJECTED PAID with its version (" + r.raw() + ")");
+    }
+    HttpJson.Reply cancelPaid = Buyers.cancel(alice, a);
+    ev.check(cancelPaid.status() == 409 && "REJECTED".equals(cancelPaid.text("outcome")),
+        "cancel of a PAID order: 409 REJECTED (" + cancelPaid.raw() + ")");
+    ev.equal(before, accepted(a), "none of the four refused commands entered the history");
+    ev.equal(1, Buyers.chargeRequests(stack.channel, a), "one charge at the channel");
+    stack.recordHistory(a, "x18-rejected-pays");
+
+    HttpJson bob = stack.api.login("t1", "user-1802");
+    String b = Buyers.create(bob, "x18-b", "sku-x18", 1).text("order_id");
+    HttpJson.Reply first = Buyers.cancel(bob, b);
+    ev.check(first.status() == 200 && "CANCELLED".equals(first.text("outcome")), "cancel: 200 CANCELLED");
+    long afterCancel = accepted(b);
+    HttpJson.Reply again = Buyers.cancel(bob, b);
+    ev.check(again.status() == 200 && "REPLAY_CANCEL".equals(again.text("outcome")) && "CANCELLED".equals(again.text("status")),
+        "second cancel: 200 REPLAY_CANCEL (" + again.raw() + ")");
+    HttpJson.Reply payCancelled = Buyers.pay(bob, b);
+    ev.check(payCancelled.status() == 409 && "REJECTED".equals(payCancelled.text("outcome"))
+        && "CANCELLED".equals(payCancelled.text("status")), "pay of a CANCELLED order: 409 REJECTED CANCELLED");
+    ev.equal(afterCancel, accepted(b), "the replayed cancel and the refused pay are not in the history");
+    ev.equal(4, stack.sql.remaining("sku-x18"), "the cancelled unit is back on sale");
+    stack.recordHistory(b, "x18-cancel-replayed");
+  }
+
+  @Test
+  void aCallbackStreamLeavesNoTimerBehind() throws Exception {
+    stack.sku("sku-x18-storm", 5, 3);
+    HttpJson carol = stack.api.login("t1", "user-1803");
+    String c = Buyers.create(carol, "x18-c", "sku-x18-storm", 1).text("order_id");
+    Buyers.fault(stack.channel, c, Map.of("reply_delay_ms", 1200, "hold_callbacks", true));
+    ev.equal("UNKNOWN", Buyers.pay(carol, c).text("status"), "order C is UNKNOWN (reply lost)");
+    String txn = stack.channel.get("/charges/" + c).text("txn");
+    long appliedBefore = stack.sql.count("SELECT count(*) FROM payment_notification WHERE effect IS NOT NULL");
+    for (int i = 1; i <= 16; i++) {
+      HttpJson.Reply r = stack.callback(Map.of("notify_id", "ntf-x18-" + i, "merchant_order", c, "kind", "CHARGED",
+          "amount", 1990, "txn", txn));
+      ev.check(r.status() == 200, "callback " + i + " accepted");
+      stack.awaitNoticesApplied((int) appliedBefore + i, 15_000); // one wake-up of the workflow each
+    }
+    ev.equal(Map.of("PAID", 1, "DUPLICATE PAID", 15), stack.sql.histogram(
+        "SELECT effect FROM payment_notification WHERE merchant_order = ?", c), "PAID once, 15 duplicates");
+    var events = Histories.of(stack, workflowId(c));
+    long started = Histories.count(events, EventType.EVENT_TYPE_TIMER_STARTED);
+    long cancelled = Histories.count(events, EventType.EVENT_TYPE_TIMER_CANCELED);
+    int outstanding = Histories.maxOutstandingTimers(events);
+    ev.note("timers in " + c + "'s history: started " + started + ", cancelled " + cancelled
+        + ", most running at once " + outstanding);
+    ev.check(outstanding <= 1, "at most one timer running at any point (got " + outstanding + ")");
+    ev.check(cancelled >= 15, "each wake-up cancelled the timer it no longer needed");
+    stack.recordHistory(c, "x18-callback-stream-no-timer-pileup");
+    stack.channel.post("/_callbacks/release", Map.of("merchant_order", c, "order", "fifo"));
+    stack.awaitNothingPending(10_000);
+  }
+}

@@ -1,0 +1,162 @@
+package io.flashsale.workflows;
+
+import io.temporal.failure.ApplicationFailure;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The database and the channel of one order, in memory, for workflow tests: the same status
+ * rules as the real activities in their simplest form, plus programmable faults.
+ */
+final class FakeOrderBackend {
+  private OrderView row;
+  final List<String> calls = java.util.Collections.synchronizedList(new ArrayList<>());
+  /** What charge / query answer. */
+  volatile String chargeAnswer = ChannelAnswer.CHARGED;
+  volatile String queryAnswer = ChannelAnswer.CHARGED;
+  /** applyChannelAnswer fails with a data error this many times. */
+  final AtomicInteger dataErrors = new AtomicInteger();
+  /** beginPay fails with a transient (retryable) error this many times. */
+  final AtomicInteger transientErrors = new AtomicInteger();
+  final ConcurrentLinkedQueue<String> log = new ConcurrentLinkedQueue<>();
+
+  synchronized OrderView row() {
+    return row;
+  }
+
+  private synchronized Step move(OrderStatus to, String cause, String effect) {
+    Transition t = new Transition(row.status(), to, row.version() + 1, cause);
+    row = new OrderView(row.orderId(), row.tenant(), row.subject(), row.sku(), row.quantity(), row.amount(), to,
+        row.version() + 1, row.reservationKey());
+    return new Step(effect, row, List.of(t));
+  }
+
+  private synchronized Step same(String effect) {
+    return new Step(effect, row, List.of());
+  }
+
+  final OrderActivities db = new OrderActivities() {
+    @Override
+    public CreateResult reserve(CreateOrder request, String workflowId) {
+      calls.add("reserve");
+      synchronized (FakeOrderBackend.this) {
+        if (row != null) return new CreateResult(CreateResult.REPLAY, row, List.of());
+        row = new OrderView("ord-0001", request.tenant(), request.subject(), request.sku(), request.quantity(), 1990,
+            OrderStatus.CREATED, 1, "ord-0001/r1");
+        return new CreateResult(CreateResult.CREATED, row,
+            List.of(new Transition(null, OrderStatus.CREATED, 1, "create")));
+      }
+    }
+
+    @Override
+    public OrderView load(String orderId) {
+      calls.add("load");
+      return row();
+    }
+
+    @Override
+    public Step beginPay(String orderId) {
+      calls.add("beginPay");
+      if (transientErrors.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+        throw new IllegalStateException("connection lost (08006)");
+      }
+      synchronized (FakeOrderBackend.this) {
+        if (row.status() != OrderStatus.CREATED) return same("REJECTED " + row.status());
+        return move(OrderStatus.PAYING, "pay", "PAYING");
+      }
+    }
+
+    @Override
+    public Step applyChannelAnswer(String orderId, ChannelAnswer answer, String cause) {
+      calls.add("applyChannelAnswer " + answer.result());
+      if (dataErrors.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+        throw ApplicationFailure.newNonRetryableFailure("value too long for type character varying(64) (22001)",
+            OrderActivities.DATA_ERROR);
+      }
+      synchronized (FakeOrderBackend.this) {
+        OrderStatus s = row.status();
+        if (s != OrderStatus.PAYING && s != OrderStatus.UNKNOWN) return same("NOOP " + s);
+        return switch (answer.result()) {
+          case ChannelAnswer.CHARGED -> move(OrderStatus.PAID, cause, "PAID");
+          case ChannelAnswer.DECLINED, ChannelAnswer.CLOSED -> move(OrderStatus.FAILED, cause, "FAILED");
+          default -> s == OrderStatus.UNKNOWN ? same("NOOP UNKNOWN") : move(OrderStatus.UNKNOWN, cause, "UNKNOWN");
+        };
+      }
+    }
+
+    @Override
+    public Step cancel(String orderId, String cause) {
+      calls.add("cancel " + cause);
+      synchronized (FakeOrderBackend.this) {
+        if (row.status() == OrderStatus.CANCELLED) return same(CommandResult.REPLAY_CANCEL);
+        if (row.status() != OrderStatus.CREATED) return same("REJECTED " + row.status());
+        return move(OrderStatus.CANCELLED, cause, CommandResult.CANCELLED);
+      }
+    }
+
+    @Override
+    public Step expireReservation(String orderId) {
+      calls.add("expireReservation");
+      synchronized (FakeOrderBackend.this) {
+        if (row.status() == OrderStatus.CREATED) return move(OrderStatus.CANCELLED, "reservation expired", "CANCELLED");
+        return same("NOOP " + row.status());
+      }
+    }
+
+    @Override
+    public Notice recordSignalArrival(String orderId, Notice notice, String sourceRef) {
+      calls.add("recordSignalArrival");
+      return new Notice(calls.size(), notice.notifyId(), notice.kind(), notice.amount(), notice.txn(),
+          notice.rejection());
+    }
+
+    @Override
+    public Step applyNotice(String orderId, Notice notice) {
+      calls.add("applyNotice " + notice.kind());
+      return same("IGNORED " + row().status());
+    }
+
+    @Override
+    public Step completeRefund(String orderId, String cause) {
+      calls.add("completeRefund");
+      synchronized (FakeOrderBackend.this) {
+        if (row.status() != OrderStatus.REFUNDING) return same("NOOP " + row.status());
+        return move(OrderStatus.REFUNDED, cause, "REFUNDED");
+      }
+    }
+  };
+
+  final ChannelActivities channel = new ChannelActivities() {
+    @Override
+    public ChannelAnswer charge(String orderId, long amount) {
+      calls.add("charge");
+      return new ChannelAnswer(chargeAnswer, "txn-1", null);
+    }
+
+    @Override
+    public ChannelAnswer query(String orderId) {
+      calls.add("query");
+      return new ChannelAnswer(queryAnswer, "txn-1", null);
+    }
+
+    @Override
+    public ChannelAnswer close(String orderId) {
+      calls.add("close");
+      return new ChannelAnswer(ChannelAnswer.CLOSED, null, null);
+    }
+
+    @Override
+    public ChannelAnswer refund(String orderId, long amount) {
+      calls.add("refund");
+      return new ChannelAnswer(ChannelAnswer.REFUNDED, "txn-1", null);
+    }
+  };
+
+  long count(String prefix) {
+    synchronized (calls) {
+      return calls.stream().filter(c -> c.startsWith(prefix)).count();
+    }
+  }
+}

@@ -1,0 +1,267 @@
+package io.flashsale.workflows;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertInstanceOf;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.temporal.api.enums.v1.EventType;
+import io.temporal.api.enums.v1.IndexedValueType;
+import io.temporal.api.enums.v1.WorkflowExecutionStatus;
+import io.temporal.api.history.v1.HistoryEvent;
+import io.temporal.client.WorkflowClient;
+import io.temporal.client.WorkflowFailedException;
+import io.temporal.client.WorkflowOptions;
+import io.temporal.client.WorkflowStub;
+import io.temporal.client.WorkflowUpdateException;
+import io.temporal.failure.CanceledFailure;
+import io.temporal.testing.TestWorkflowEnvironment;
+import io.temporal.worker.Worker;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The order workflow against in-memory activities on Temporal's time-skipping test server. */
+class OrderWorkflowTest {
+  private static final OrderSettings SETTINGS = new OrderSettings(60_000, 1_000, 60_000, 600_000, 4_000);
+  private static final String WF = "order:t1:user-1:k1";
+
+  private TestWorkflowEnvironment env;
+  private WorkflowClient client;
+  private FakeOrderBackend backend;
+
+  @BeforeEach
+  void setUp() {
+    env = TestWorkflowEnvironment.newInstance();
+    for (String name : List.of("OrderId", "OrderStatus", "Sku", "Tenant", "OrderAttention")) {
+      env.registerSearchAttribute(name, IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD);
+    }
+    backend = new FakeOrderBackend();
+    Worker worker = env.newWorker(WorkflowIds.TASK_QUEUE);
+    worker.registerWorkflowImplementationTypes(OrderWorkflowImpl.class);
+    worker.registerActivitiesImplementations(backend.db, backend.channel);
+    env.start();
+    client = env.getWorkflowClient();
+  }
+
+  @AfterEach
+  void tearDown() {
+    env.close();
+  }
+
+  private OrderWorkflow startRun() {
+    OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class,
+        WorkflowOptions.newBuilder().setWorkflowId(WF).setTaskQueue(WorkflowIds.TASK_QUEUE).build());
+    WorkflowClient.start(wf::run, new OrderStart("t1", "user-1", "k1", null, SETTINGS));
+    return wf;
+  }
+
+  private OrderWorkflow created() {
+    OrderWorkflow wf = startRun();
+    CreateResult r = wf.create(new CreateOrder("t1", "user-1", "k1", "sku-1", 1, null));
+    assertEquals(CreateResult.CREATED, r.outcome());
+    return wf;
+  }
+
+  private List<HistoryEvent> history() {
+    return client.fetchHistory(WF).getHistory().getEventsList();
+  }
+
+  private long events(EventType type) {
+    return history().stream().filter(e -> e.getEventType() == type).count();
+  }
+
+  /** The most timers started and neither fired nor cancelled at any point of the history. */
+  static int maxOutstandingTimers(List<HistoryEvent> events) {
+    Set<String> open = new HashSet<>();
+    int max = 0;
+    for (HistoryEvent e : events) {
+      switch (e.getEventType()) {
+        case EVENT_TYPE_TIMER_STARTED -> open.add(e.getTimerStartedEventAttributes().getTimerId());
+        case EVENT_TYPE_TIMER_FIRED -> open.remove(e.getTimerFiredEventAttributes().getTimerId());
+        case EVENT_TYPE_TIMER_CANCELED -> open.remove(e.getTimerCanceledEventAttributes().getTimerId());
+        default -> { }
+      }
+      max = Math.max(max, open.size());
+    }
+    return max;
+  }
+
+  private WorkflowExecutionStatus status() {
+    return client.fetchHistory(WF).getLastEvent() == null ? null
+        : env.getWorkflowServiceStubs().blockingStub().describeWorkflowExecution(
+            io.temporal.api.workflowservice.v1.DescribeWorkflowExecutionRequest.newBuilder()
+                .setNamespace(env.getNamespace())
+                .setExecution(io.temporal.api.common.v1.WorkflowExecution.newBuilder().setWorkflowId(WF))
+                .build()).getWorkflowExecutionInfo().getStatus();
+  }
+
+  @Test
+  void aRefusedPayIsAnsweredByTheValidatorAndLeavesNoHistory() {
+    OrderWorkflow wf = created();
+    assertEquals(OrderStatus.PAID, wf.pay().status());
+    long acceptedBefore = events(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
+    WorkflowUpdateException e = assertThrows(WorkflowUpdateException.class, wf::pay);
+    CommandResult answer = CommandResult.refusedBy(e);
+    assertNotNull(answer, "the refusal carries the answer: " + e);
+    assertEquals(new CommandResult(CommandResult.REJECTED, OrderStatus.PAID, 3), answer);
+    assertEquals(acceptedBefore, events(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED),
+        "the refused pay is not in the history");
+    WorkflowUpdateException c = assertThrows(WorkflowUpdateException.class, wf::cancel);
+    assertEquals(CommandResult.REJECTED, CommandResult.refusedBy(c).outcome());
+    assertEquals(1, backend.count("charge"));
+  }
+
+  @Test
+  void aSecondCancelIsAReplayAnsweredByTheValidator() {
+    OrderWorkflow wf = created();
+    assertEquals(CommandResult.CANCELLED, wf.cancel().outcome());
+    WorkflowUpdateException e = assertThrows(WorkflowUpdateException.class, wf::cancel);
+    assertEquals(new CommandResult(CommandResult.REPLAY_CANCEL, OrderStatus.CANCELLED, 2), CommandResult.refusedBy(e));
+  }
+
+  @Test
+  void ofEightConcurrentPaysOneRunsTheOthersAreRejected() throws Exception {
+    backend.chargeAnswer = ChannelAnswer.CHARGED;
+    created();
+    ExecutorService pool = Executors.newFixedThreadPool(8);
+    List<Future<CommandResult>> answers = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      answers.add(pool.submit(() -> {
+        try {
+          return client.newWorkflowStub(OrderWorkflow.class, WF).pay();
+        } catch (WorkflowUpdateException e) {
+          return CommandResult.refusedBy(e);
+        }
+      }));
+    }
+    int paid = 0;
+    int rejected = 0;
+    for (Future<CommandResult> f : answers) {
+      CommandResult r = f.get(30, TimeUnit.SECONDS);
+      if (r.outcome() == null && r.status() == OrderStatus.PAID) paid++;
+      if (CommandResult.REJECTED.equals(r.outcome())) rejected++;
+    }
+    pool.shutdown();
+    assertEquals(1, paid);
+    assertEquals(7, rejected);
+    assertEquals(1, backend.count("charge"));
+  }
+
+  @Test
+  void aCallbackStormLeavesNoTimersBehind() {
+    OrderWorkflow wf = created();
+    for (int i = 1; i <= 20; i++) {
+      wf.paymentNotification(new Notice(i, "ntf-" + i, "CHARGED", 1990, "txn-" + i));
+      final int applied = i;
+      waitFor(() -> backend.count("applyNotice") >= applied);
+    }
+    WorkflowStub.fromTyped(wf).getResult(Void.class); // the reservation expires, the late window closes
+    assertEquals(OrderStatus.CANCELLED, backend.row().status());
+    int outstanding = maxOutstandingTimers(history());
+    assertTrue(outstanding <= 1, "timers outstanding at once: " + outstanding);
+    long started = events(EventType.EVENT_TYPE_TIMER_STARTED);
+    long cancelled = events(EventType.EVENT_TYPE_TIMER_CANCELED);
+    assertTrue(cancelled >= 1, "wake-ups cancelled their timers");
+    assertEquals(started, cancelled + events(EventType.EVENT_TYPE_TIMER_FIRED), "every timer fired or was cancelled");
+  }
+
+  @Test
+  void aCancelledRunCancelsItsCreatedOrderAndReleasesTheUnit() {
+    OrderWorkflow wf = created();
+    WorkflowStub.fromTyped(wf).cancel();
+    WorkflowFailedException e = assertThrows(WorkflowFailedException.class,
+        () -> WorkflowStub.fromTyped(wf).getResult(Void.class));
+    assertInstanceOf(CanceledFailure.class, e.getCause());
+    assertEquals(OrderStatus.CANCELLED, backend.row().status());
+    assertEquals(1, backend.count("cancel workflow cancelled"));
+  }
+
+  @Test
+  void aCancelledRunStillConvergesAnUnknownOrder() {
+    backend.chargeAnswer = ChannelAnswer.UNKNOWN;
+    backend.queryAnswer = ChannelAnswer.UNKNOWN;
+    OrderWorkflow wf = created();
+    assertEquals(OrderStatus.UNKNOWN, wf.pay().status());
+    WorkflowStub.fromTyped(wf).cancel();
+    waitFor(() -> backend.count("load") >= 1);
+    env.sleep(Duration.ofSeconds(5));
+    assertEquals(WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_RUNNING, status(),
+        "an UNKNOWN order keeps its run after the cancel request");
+    backend.queryAnswer = ChannelAnswer.CHARGED;
+    assertThrows(WorkflowFailedException.class, () -> WorkflowStub.fromTyped(wf).getResult(Void.class));
+    assertEquals(OrderStatus.PAID, backend.row().status(), "converged by query before the run ended");
+    assertEquals(0, backend.count("cancel"), "never cancelled");
+  }
+
+  @Test
+  void aRunWhoseCreateNeverCameEndsByItself() throws Exception {
+    OrderWorkflow wf = startRun();
+    WorkflowStub.fromTyped(wf).getResult(30, TimeUnit.SECONDS, Void.class);
+    assertEquals(0, backend.count("reserve"));
+  }
+
+  @Test
+  void aDataErrorFlagsTheOrderInsteadOfFailingTheRun() {
+    backend.dataErrors.set(2);
+    OrderWorkflow wf = created();
+    WorkflowStub stub = client.newUntypedWorkflowStub(WF);
+    io.temporal.client.WorkflowUpdateHandle<CommandResult> pay = stub.startUpdate(
+        io.temporal.client.UpdateOptions.<CommandResult>newBuilder().setUpdateName("pay")
+            .setResultClass(CommandResult.class)
+            .setWaitForStage(io.temporal.client.WorkflowUpdateStage.ACCEPTED).build());
+    waitFor(() -> backend.count("applyChannelAnswer") >= 1);
+    waitFor(() -> "DataError".equals(attention()));
+    assertEquals(OrderStatus.PAYING, backend.row().status(), "the charged order is not FAILED");
+    assertEquals(WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_RUNNING, status());
+    env.sleep(Duration.ofMinutes(3)); // past the slow retries (1 min, then 2 min)
+    CommandResult r = pay.getResultAsync().join();
+    assertEquals(OrderStatus.PAID, r.status());
+    assertEquals(3, backend.count("applyChannelAnswer"), "one attempt per slow retry, no hot loop");
+    assertNull(attention(), "the flag is cleared once the step went through");
+  }
+
+  @Test
+  void aTransientDatabaseErrorIsRetriedUntilItPasses() {
+    backend.transientErrors.set(3);
+    OrderWorkflow wf = created();
+    assertEquals(OrderStatus.PAID, wf.pay().status());
+    assertEquals(4, backend.count("beginPay"));
+  }
+
+  private String attention() {
+    var info = env.getWorkflowServiceStubs().blockingStub().describeWorkflowExecution(
+        io.temporal.api.workflowservice.v1.DescribeWorkflowExecutionRequest.newBuilder()
+            .setNamespace(env.getNamespace())
+            .setExecution(io.temporal.api.common.v1.WorkflowExecution.newBuilder().setWorkflowId(WF))
+            .build()).getWorkflowExecutionInfo();
+    var payload = info.getSearchAttributes().getIndexedFieldsMap().get("OrderAttention");
+    if (payload == null) return null;
+    String json = payload.getData().toStringUtf8();
+    return json.isEmpty() || json.equals("null") || json.equals("[]") ? null : json.replace("\"", "");
+  }
+
+  private static void waitFor(java.util.function.BooleanSupplier condition) {
+    long until = System.currentTimeMillis() + 20_000;
+    while (!condition.getAsBoolean()) {
+      if (System.currentTimeMillis() > until) throw new AssertionError("condition not met in 20 s");
+      try {
+        Thread.sleep(20);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new AssertionError(e);
+      }
+    }
+  }
+}
