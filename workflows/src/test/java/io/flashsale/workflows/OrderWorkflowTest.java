@@ -240,6 +240,22 @@ class OrderWorkflowTest {
     assertEquals(4, backend.count("beginPay"));
   }
 
+  @Test
+  void aFailedRefundRoundIsFollowedByAnother() throws Exception {
+    backend.stockLost = true;
+    backend.refundFailures.set(5); // the whole first round (5 attempts)
+    OrderWorkflow wf = created();
+    wf.pay();
+    WorkflowStub.fromTyped(wf).getResult(Void.class);
+    assertEquals(OrderStatus.REFUNDED, backend.row().status());
+    assertEquals(6, backend.count("refund"), "a round of 5 failed attempts, then a second round");
+    assertEquals(1, backend.count("completeRefund"));
+    // a history of the current code for the replay tests (evidence/src/test/resources/histories)
+    java.nio.file.Path dir = java.nio.file.Path.of("target", "histories");
+    java.nio.file.Files.createDirectories(dir);
+    java.nio.file.Files.writeString(dir.resolve("wf-refund-second-round.json"), client.fetchHistory(WF).toJson(true));
+  }
+
   private String attention() {
     var info = env.getWorkflowServiceStubs().blockingStub().describeWorkflowExecution(
         io.temporal.api.workflowservice.v1.DescribeWorkflowExecutionRequest.newBuilder()
