@@ -18,6 +18,8 @@ final class FakeOrderBackend {
   volatile String queryAnswer = ChannelAnswer.CHARGED;
   /** applyChannelAnswer fails with a data error this many times. */
   final AtomicInteger dataErrors = new AtomicInteger();
+  /** When set, charge waits for it: a charge in flight. */
+  volatile java.util.concurrent.CountDownLatch chargeGate;
   /** A charge finds its unit sold meanwhile: the order goes to REFUNDING instead of PAID. */
   volatile boolean stockLost;
   /** refund fails (no answer) this many times. */
@@ -138,6 +140,14 @@ final class FakeOrderBackend {
     @Override
     public ChannelAnswer charge(String orderId, long amount) {
       calls.add("charge");
+      java.util.concurrent.CountDownLatch gate = chargeGate;
+      if (gate != null) {
+        try {
+          gate.await(30, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
       return new ChannelAnswer(chargeAnswer, "txn-1", null);
     }
 

@@ -206,6 +206,23 @@ class OrderWorkflowTest {
   }
 
   @Test
+  void aCancelDuringTheChargeStillConvergesTheOrder() {
+    backend.chargeGate = new java.util.concurrent.CountDownLatch(1);
+    OrderWorkflow wf = created();
+    client.newUntypedWorkflowStub(WF).startUpdate(io.temporal.client.UpdateOptions.<CommandResult>newBuilder()
+        .setUpdateName("pay").setResultClass(CommandResult.class)
+        .setWaitForStage(io.temporal.client.WorkflowUpdateStage.ACCEPTED).build());
+    waitFor(() -> backend.count("charge") == 1);
+    WorkflowStub.fromTyped(wf).cancel();
+    env.sleep(Duration.ofSeconds(2));
+    backend.chargeGate.countDown(); // the channel did charge; the answer may be gone with the cancelled pay
+    assertThrows(WorkflowFailedException.class, () -> WorkflowStub.fromTyped(wf).getResult(Void.class));
+    assertEquals(OrderStatus.PAID, backend.row().status(), "PAYING at the cancel, PAID when the run ended");
+    assertEquals(0, backend.count("cancel"), "never cancelled");
+    assertEquals(1, backend.count("charge"), "charged once");
+  }
+
+  @Test
   void aRunWhoseCreateNeverCameEndsByItself() throws Exception {
     OrderWorkflow wf = startRun();
     WorkflowStub.fromTyped(wf).getResult(30, TimeUnit.SECONDS, Void.class);
