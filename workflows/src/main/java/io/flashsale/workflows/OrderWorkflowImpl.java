@@ -96,8 +96,10 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   private OrderStart start;
   private OrderView order;
   private boolean createSettled;
-  /** PAY or CANCEL once one of them was accepted; a second command is rejected at once. */
-  private String command;
+  /** The buyer's command that was accepted; a second command is rejected at once. */
+  private enum Command { PAY, CANCEL }
+
+  private Command command;
   private String lastEffect;
   private int refundRounds;
   /** Operator signals recorded by this run (their arrival refs). */
@@ -300,7 +302,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     // checked again: concurrent pays all pass the validator before the first one runs
     CommandResult refused = payRefusal();
     if (refused != null) return refused;
-    command = "PAY";
+    command = Command.PAY;
     lock.lock();
     try {
       track(step("beginPay", () -> db.beginPay(order.orderId())));
@@ -337,7 +339,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   @Override
   public CommandResult cancel() {
     awaitLoaded();
-    if ("CANCEL".equals(command)) {
+    if (command == Command.CANCEL) {
       lock.lock(); // wait for the cancel in flight, then answer as a replay
       lock.unlock();
       return order.status() == OrderStatus.CANCELLED
@@ -346,7 +348,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     }
     CommandResult refused = cancelRefusal();
     if (refused != null) return refused;
-    command = "CANCEL";
+    command = Command.CANCEL;
     lock.lock();
     try {
       track(step("cancel", () -> db.cancel(order.orderId(), "cancel")));
@@ -370,7 +372,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     if (order.status() == OrderStatus.CANCELLED) {
       return new CommandResult(CommandResult.REPLAY_CANCEL, order.status(), order.version());
     }
-    if ("CANCEL".equals(command)) {
+    if (command == Command.CANCEL) {
       return null; // in flight: the handler waits for it and answers
     }
     if (order.status() != OrderStatus.CREATED || command != null) {
@@ -433,8 +435,8 @@ public class OrderWorkflowImpl implements OrderWorkflow {
 
   private CommandResult rejected() {
     OrderStatus shown = order.status();
-    if (shown == OrderStatus.CREATED && "PAY".equals(command)) shown = OrderStatus.PAYING;
-    if (shown == OrderStatus.CREATED && "CANCEL".equals(command)) shown = OrderStatus.CANCELLED;
+    if (shown == OrderStatus.CREATED && command == Command.PAY) shown = OrderStatus.PAYING;
+    if (shown == OrderStatus.CREATED && command == Command.CANCEL) shown = OrderStatus.CANCELLED;
     return new CommandResult(CommandResult.REJECTED, shown, order.version());
   }
 

@@ -18,6 +18,12 @@ final class FakeOrderBackend {
   volatile String queryAnswer = ChannelAnswer.CHARGED;
   /** applyChannelAnswer fails with a data error this many times. */
   final AtomicInteger dataErrors = new AtomicInteger();
+  /** When set, charge waits for it: a charge in flight. */
+  volatile java.util.concurrent.CountDownLatch chargeGate;
+  /** A charge finds its unit sold meanwhile: the order goes to REFUNDING instead of PAID. */
+  volatile boolean stockLost;
+  /** refund fails (no answer) this many times. */
+  final AtomicInteger refundFailures = new AtomicInteger();
   /** beginPay fails with a transient (retryable) error this many times. */
   final AtomicInteger transientErrors = new AtomicInteger();
   final ConcurrentLinkedQueue<String> log = new ConcurrentLinkedQueue<>();
@@ -79,7 +85,9 @@ final class FakeOrderBackend {
         OrderStatus s = row.status();
         if (s != OrderStatus.PAYING && s != OrderStatus.UNKNOWN) return same("NOOP " + s);
         return switch (answer.result()) {
-          case ChannelAnswer.CHARGED -> move(OrderStatus.PAID, cause, "PAID");
+          case ChannelAnswer.CHARGED -> stockLost
+              ? move(OrderStatus.REFUNDING, cause + " stock lost (SOLD_OUT)", "REFUNDING")
+              : move(OrderStatus.PAID, cause, "PAID");
           case ChannelAnswer.DECLINED, ChannelAnswer.CLOSED -> move(OrderStatus.FAILED, cause, "FAILED");
           default -> s == OrderStatus.UNKNOWN ? same("NOOP UNKNOWN") : move(OrderStatus.UNKNOWN, cause, "UNKNOWN");
         };
@@ -132,6 +140,14 @@ final class FakeOrderBackend {
     @Override
     public ChannelAnswer charge(String orderId, long amount) {
       calls.add("charge");
+      java.util.concurrent.CountDownLatch gate = chargeGate;
+      if (gate != null) {
+        try {
+          gate.await(30, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
       return new ChannelAnswer(chargeAnswer, "txn-1", null);
     }
 
@@ -150,6 +166,9 @@ final class FakeOrderBackend {
     @Override
     public ChannelAnswer refund(String orderId, long amount) {
       calls.add("refund");
+      if (refundFailures.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+        throw new IllegalStateException("refund: no answer from the channel");
+      }
       return new ChannelAnswer(ChannelAnswer.REFUNDED, "txn-1", null);
     }
   };

@@ -206,6 +206,23 @@ class OrderWorkflowTest {
   }
 
   @Test
+  void aCancelDuringTheChargeStillConvergesTheOrder() {
+    backend.chargeGate = new java.util.concurrent.CountDownLatch(1);
+    OrderWorkflow wf = created();
+    client.newUntypedWorkflowStub(WF).startUpdate(io.temporal.client.UpdateOptions.<CommandResult>newBuilder()
+        .setUpdateName("pay").setResultClass(CommandResult.class)
+        .setWaitForStage(io.temporal.client.WorkflowUpdateStage.ACCEPTED).build());
+    waitFor(() -> backend.count("charge") == 1);
+    WorkflowStub.fromTyped(wf).cancel();
+    env.sleep(Duration.ofSeconds(2));
+    backend.chargeGate.countDown(); // the channel did charge; the answer may be gone with the cancelled pay
+    assertThrows(WorkflowFailedException.class, () -> WorkflowStub.fromTyped(wf).getResult(Void.class));
+    assertEquals(OrderStatus.PAID, backend.row().status(), "PAYING at the cancel, PAID when the run ended");
+    assertEquals(0, backend.count("cancel"), "never cancelled");
+    assertEquals(1, backend.count("charge"), "charged once");
+  }
+
+  @Test
   void aRunWhoseCreateNeverCameEndsByItself() throws Exception {
     OrderWorkflow wf = startRun();
     WorkflowStub.fromTyped(wf).getResult(30, TimeUnit.SECONDS, Void.class);
@@ -238,6 +255,22 @@ class OrderWorkflowTest {
     OrderWorkflow wf = created();
     assertEquals(OrderStatus.PAID, wf.pay().status());
     assertEquals(4, backend.count("beginPay"));
+  }
+
+  @Test
+  void aFailedRefundRoundIsFollowedByAnother() throws Exception {
+    backend.stockLost = true;
+    backend.refundFailures.set(5); // the whole first round (5 attempts)
+    OrderWorkflow wf = created();
+    wf.pay();
+    WorkflowStub.fromTyped(wf).getResult(Void.class);
+    assertEquals(OrderStatus.REFUNDED, backend.row().status());
+    assertEquals(6, backend.count("refund"), "a round of 5 failed attempts, then a second round");
+    assertEquals(1, backend.count("completeRefund"));
+    // a history of the current code for the replay tests (evidence/src/test/resources/histories)
+    java.nio.file.Path dir = java.nio.file.Path.of("target", "histories");
+    java.nio.file.Files.createDirectories(dir);
+    java.nio.file.Files.writeString(dir.resolve("wf-refund-second-round.json"), client.fetchHistory(WF).toJson(true));
   }
 
   private String attention() {
