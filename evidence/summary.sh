@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Joins the experiments' result files into evidence/output.txt and checks that every expected
 # experiment wrote one; evidence/run.sh calls it after the test run.
-#   evidence/summary.sh [--sources DIR] [--results DIR] [--out FILE] [embedded] [dev-server]
+#   evidence/summary.sh [--sources DIR] [--results DIR] [--reports DIR] [--out FILE] [embedded] [dev-server]
 # Engines: those named (default both). Exit 1 unless SUMMARY says failed=0.
 #
 # The expected experiments come from the sources, not from a list: each test class that
@@ -13,12 +13,14 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 sources=$root/evidence/src/test/java
 results=$root/evidence/target/evidence
+reports=$root/evidence/target/surefire-reports
 out=$root/evidence/output.txt
 engines=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --sources) sources=$2; shift 2 ;;
     --results) results=$2; shift 2 ;;
+    --reports) reports=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     embedded|dev-server) engines+=("$1"); shift ;;
     *) echo "summary: unknown argument $1 (engines: embedded, dev-server)" >&2; exit 64 ;;
@@ -49,13 +51,27 @@ missing=$(while read -r engine id cls; do
   [ -f "$results/$id@$engine.txt" ] || echo "RESULT $id FAIL [$engine] no result: $cls did not run or its JVM died"
 done <<<"$exp")
 
+# a plain test class (no Evidence id: the replay timer check, the runner's own tests) that failed
+# is a FAIL too; an experiment's failures are already in its result file
+junit=$(for engine in "${engines[@]}"; do
+  for x in "$reports/$engine"/TEST-*.xml; do
+    [ -f "$x" ] || continue
+    cls=$(basename "$x" .xml); cls=${cls#TEST-}; cls=${cls##*.}
+    grep -q " $cls\$" <<<"$exp" && continue
+    bad=$(head -n 3 "$x" | grep -o '<testsuite [^>]*' | grep -Eo '(failures|errors)="[0-9]+"' | grep -Eo '[0-9]+' \
+      | awk '{s+=$1} END{print s+0}')
+    [ "$bad" = 0 ] || echo "RESULT $cls FAIL [$engine] $bad failing test(s), see $reports/$engine"
+  done
+done)
+missing=$(printf '%s\n%s' "$missing" "$junit" | sed '/^$/d')
+
 shopt -s nullglob
 files=("$results"/*.txt)
 {
   echo "# flashsale evidence: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, $(java -version 2>&1 | head -n 1)"
   for f in $(printf '%s\n' ${files[@]+"${files[@]}"} | sort); do grep -v '^ASSERTIONS ' "$f"; echo; done
   if [ -n "$missing" ]; then
-    echo "== expected experiments without a result"
+    echo "== expected experiments without a result, failed plain test classes"
     echo "$missing"
     echo
   fi

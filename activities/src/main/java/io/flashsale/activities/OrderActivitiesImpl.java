@@ -49,6 +49,22 @@ public class OrderActivitiesImpl implements OrderActivities {
     }
   }
 
+  /**
+   * As tx, for the create: a unique violation there means an earlier attempt of this activity (one
+   * that outlived its timeout) committed the same order first, so it is retried and the next
+   * attempt finds that order instead of failing the create.
+   */
+  private <T> T txRetryingUniqueViolation(Database.TxWork<T> work) {
+    try {
+      return db.inTx(work);
+    } catch (Database.DataError e) {
+      if (UNIQUE_VIOLATION.equals(e.sqlState())) throw new Database.DatabaseException((java.sql.SQLException) e.getCause());
+      throw dataError(e);
+    }
+  }
+
+  private static final String UNIQUE_VIOLATION = "23505";
+
   private <T> T read(Database.TxWork<T> work) {
     try {
       return db.read(work);
@@ -65,7 +81,7 @@ public class OrderActivitiesImpl implements OrderActivities {
 
   @Override
   public CreateResult reserve(CreateOrder req, String workflowId) {
-    return tx(c -> {
+    return txRetryingUniqueViolation(c -> {
       OrderRow existing = OrderRow.byScope(c, req.tenant(), req.subject(), req.requestKey());
       if (existing != null) {
         if (!existing.payload().equals(req.payload())) {

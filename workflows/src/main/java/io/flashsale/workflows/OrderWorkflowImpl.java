@@ -165,7 +165,9 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       return order != null;
     }
     // started without its create (by hand, or the update was lost): end after a bound, not never
-    if (!awaitOrTimeout(settings.reservationTtl(), () -> createStarted || order != null)) {
+    // re-checked: a create may start in the same task as the timer fires
+    if (!awaitOrTimeout(settings.reservationTtl(), () -> createStarted || order != null)
+        && !createStarted && order == null) {
       log.info("run {} ended: no create within {}", Workflow.getInfo().getWorkflowId(), settings.reservationTtl());
       return false;
     }
@@ -408,14 +410,20 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     return start == null || start.orderId() != null;
   }
 
-  /** A notice that cannot be applied (bad arrival id, ...) is logged; it never fails the order's workflow. */
+  /**
+   * A notice that cannot be applied (bad arrival id, ...) is logged; it never fails the order's
+   * workflow. A data error waits for an operator like any database step (the notice may be a
+   * charge to refund, so it is never dropped); a cancelled run puts the notice back for the settle.
+   */
   private void applyNotice(Notice received) {
     try {
       Notice n = received;
       if (!n.recorded() && Workflow.getVersion("signal-arrivals", Workflow.DEFAULT_VERSION, 1) == 1) {
         // an operator's signal: no arrival row yet; the ref makes the activity's retries record it once
         signalArrivals++;
-        n = db.recordSignalArrival(order.orderId(), n, Workflow.getInfo().getRunId() + "/" + signalArrivals);
+        String ref = Workflow.getInfo().getRunId() + "/" + signalArrivals;
+        Notice unrecorded = n;
+        n = step("recordSignalArrival", () -> db.recordSignalArrival(order.orderId(), unrecorded, ref));
         if (n.rejection() != null) {
           lastEffect = "REJECTED";
           log.warn("order {} signal rejected: {}", order.orderId(), n.rejection());
@@ -423,13 +431,12 @@ public class OrderWorkflowImpl implements OrderWorkflow {
         }
       }
       Notice arrival = n;
-      locked(() -> db.applyNotice(order.orderId(), arrival));
+      locked(() -> step("applyNotice", () -> db.applyNotice(order.orderId(), arrival)));
+    } catch (CanceledFailure cancelled) {
+      notices.addFirst(received);
+      throw cancelled;
     } catch (ActivityFailure e) {
       log.error("order {} notice {} not applied: {}", order.orderId(), received.notifyId(), e.getMessage());
-      if (isDataError(e) && Workflow.getVersion(V_DATA_ERROR, Workflow.DEFAULT_VERSION, 1) >= 1) {
-        // the notice's effect is lost to this order (the order still converges by query): an operator looks
-        flagAttention("notice " + received.notifyId(), e);
-      }
     }
   }
 
@@ -557,17 +564,24 @@ public class OrderWorkflowImpl implements OrderWorkflow {
    */
   private <T> T step(String what, Supplier<T> call) {
     long waitMillis = 60_000;
+    boolean flagged = false;
     while (true) {
       try {
         T result = call.get();
-        if (attention != null) clearAttention();
+        if (flagged) clearAttention(); // only the step that raised the flag clears it
         return result;
       } catch (ActivityFailure e) {
+        if (e.getCause() instanceof CanceledFailure && CancellationScope.current().isCancelRequested()
+            && Workflow.getVersion(V_WORKFLOW_CANCEL, Workflow.DEFAULT_VERSION, 1) >= 1) {
+          // the run was cancelled while the step ran: settle the order (run()), do not fail the run
+          throw new CanceledFailure("run cancelled during " + what);
+        }
         if (!isDataError(e)
             || Workflow.getVersion(V_DATA_ERROR, Workflow.DEFAULT_VERSION, 1) == Workflow.DEFAULT_VERSION) {
           throw e;
         }
         flagAttention(what, e);
+        flagged = true;
         Workflow.sleep(Duration.ofMillis(waitMillis));
         waitMillis = Math.min(waitMillis * 2, 3_600_000);
       }

@@ -20,6 +20,8 @@ final class FakeOrderBackend {
   final AtomicInteger dataErrors = new AtomicInteger();
   /** When set, charge waits for it: a charge in flight. */
   volatile java.util.concurrent.CountDownLatch chargeGate;
+  /** When set, applyChannelAnswer of a query's answer and applyNotice wait for it: a database step in flight. */
+  volatile java.util.concurrent.CountDownLatch stepGate;
   /** A charge finds its unit sold meanwhile: the order goes to REFUNDING instead of PAID. */
   volatile boolean stockLost;
   /** refund fails (no answer) this many times. */
@@ -27,6 +29,15 @@ final class FakeOrderBackend {
   /** beginPay fails with a transient (retryable) error this many times. */
   final AtomicInteger transientErrors = new AtomicInteger();
   final ConcurrentLinkedQueue<String> log = new ConcurrentLinkedQueue<>();
+
+  private static void pass(java.util.concurrent.CountDownLatch gate) {
+    if (gate == null) return;
+    try {
+      gate.await(30, java.util.concurrent.TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
 
   synchronized OrderView row() {
     return row;
@@ -77,6 +88,7 @@ final class FakeOrderBackend {
     @Override
     public Step applyChannelAnswer(String orderId, ChannelAnswer answer, String cause) {
       calls.add("applyChannelAnswer " + answer.result());
+      if ("query".equals(cause)) pass(stepGate);
       if (dataErrors.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
         throw ApplicationFailure.newNonRetryableFailure("value too long for type character varying(64) (22001)",
             OrderActivities.DATA_ERROR);
@@ -123,6 +135,7 @@ final class FakeOrderBackend {
     @Override
     public Step applyNotice(String orderId, Notice notice) {
       calls.add("applyNotice " + notice.kind());
+      pass(stepGate);
       return same("IGNORED " + row().status());
     }
 

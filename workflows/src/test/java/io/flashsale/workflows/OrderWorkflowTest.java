@@ -223,6 +223,38 @@ class OrderWorkflowTest {
   }
 
   @Test
+  void aCancelDuringADatabaseStepSettlesTheOrderInsteadOfFailingTheRun() {
+    backend.chargeAnswer = ChannelAnswer.UNKNOWN;
+    backend.stepGate = new java.util.concurrent.CountDownLatch(1);
+    OrderWorkflow wf = created();
+    assertEquals(OrderStatus.UNKNOWN, wf.pay().status());
+    waitFor(() -> backend.count("applyChannelAnswer CHARGED") == 1); // the query's answer is being written
+    WorkflowStub.fromTyped(wf).cancel();
+    env.sleep(Duration.ofSeconds(2));
+    backend.stepGate.countDown();
+    WorkflowFailedException e = assertThrows(WorkflowFailedException.class,
+        () -> WorkflowStub.fromTyped(wf).getResult(Void.class));
+    assertInstanceOf(CanceledFailure.class, e.getCause(), "the run ended cancelled, not failed: " + e.getCause());
+    assertEquals(OrderStatus.PAID, backend.row().status());
+    assertTrue(backend.count("load") >= 1, "the order was read back and settled after the cancel");
+  }
+
+  @Test
+  void aNoticeInFlightAtACancelIsAppliedBeforeTheRunEnds() {
+    backend.stepGate = new java.util.concurrent.CountDownLatch(1);
+    OrderWorkflow wf = created();
+    wf.paymentNotification(new Notice(7, "ntf-7", "CHARGED", 1990, "txn-7"));
+    waitFor(() -> backend.count("applyNotice") == 1);
+    WorkflowStub.fromTyped(wf).cancel();
+    env.sleep(Duration.ofSeconds(2));
+    backend.stepGate.countDown();
+    WorkflowFailedException e = assertThrows(WorkflowFailedException.class,
+        () -> WorkflowStub.fromTyped(wf).getResult(Void.class));
+    assertInstanceOf(CanceledFailure.class, e.getCause());
+    assertEquals(2, backend.count("applyNotice"), "the notice whose write was cancelled is applied again, not dropped");
+  }
+
+  @Test
   void aRunWhoseCreateNeverCameEndsByItself() throws Exception {
     OrderWorkflow wf = startRun();
     WorkflowStub.fromTyped(wf).getResult(30, TimeUnit.SECONDS, Void.class);

@@ -48,6 +48,8 @@ public class WorkerCommand extends ConfiguredCommand<FlashsaleConfiguration> {
     }
     TemporalRuntime temporal = new TemporalRuntime(cfg.temporal.target, cfg.temporal.namespace,
         cfg.temporal.workflowCacheSize, cfg.temporal.tls, cfg.temporal.apiKey, metrics);
+    // a worker may be the first process on a namespace: an unregistered attribute would fail its workflow tasks
+    temporal.ensureSearchAttributes(cfg.temporal.namespace, false);
     temporal.registerWorker(new OrderActivitiesImpl(db, Duration.ofMillis(cfg.orders.reservationTtlMs)),
         new ChannelActivitiesImpl(channel), cfg.workerWorkflows, cfg.workerActivities,
         TemporalRuntime.workerOptions(cfg.database.maxPoolSize, cfg.temporal));
