@@ -62,6 +62,26 @@ class EvidenceSummaryTest {
   }
 
   @Test
+  void aFailedPlainTestClassIsAFail() throws Exception {
+    Path src = sources();
+    Path results = Files.createDirectories(tmp.resolve("results"));
+    result(results, "T-01", "embedded", true);
+    result(results, "T-03", "embedded", true);
+    Path reports = Files.createDirectories(tmp.resolve("reports").resolve("embedded"));
+    // surefire's report of a class without an Evidence id (like the replay timer check) that failed
+    Files.writeString(reports.resolve("TEST-io.flashsale.evidence.TimersTest.xml"), "<?xml version=\"1.0\"?>\n"
+        + "<testsuite name=\"io.flashsale.evidence.TimersTest\" tests=\"2\" errors=\"0\" skipped=\"0\" failures=\"1\">\n");
+    // an experiment's own report is not counted twice: its result file says how it went
+    Files.writeString(reports.resolve("TEST-io.flashsale.evidence.ATest.xml"), "<?xml version=\"1.0\"?>\n"
+        + "<testsuite name=\"io.flashsale.evidence.ATest\" tests=\"1\" errors=\"1\" skipped=\"0\" failures=\"0\">\n");
+    Run r = summary(src, results, "embedded");
+    assertEquals(1, r.exit, r.output);
+    assertTrue(r.output.contains("RESULT TimersTest FAIL [embedded] 1 failing test(s)"), r.output);
+    assertFalse(r.output.contains("RESULT ATest"), r.output);
+    assertTrue(r.output.contains("SUMMARY passed=6 failed=1"), r.output);
+  }
+
+  @Test
   void theRealExperimentsAreExpectedPerTheirTags() throws Exception {
     Path src = Path.of("src/test/java");
     Run r = summary(src, Files.createDirectories(tmp.resolve("none")), "embedded", "dev-server");
@@ -112,7 +132,8 @@ class EvidenceSummaryTest {
   private Run summary(Path sources, Path results, String... engines) throws Exception {
     Path out = tmp.resolve("output-" + System.nanoTime() + ".txt");
     List<String> cmd = new ArrayList<>(List.of("bash", Path.of("summary.sh").toAbsolutePath().toString(),
-        "--sources", sources.toAbsolutePath().toString(), "--results", results.toString(), "--out", out.toString()));
+        "--sources", sources.toAbsolutePath().toString(), "--results", results.toString(),
+        "--reports", tmp.resolve("reports").toString(), "--out", out.toString()));
     cmd.addAll(List.of(engines));
     Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
     String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
