@@ -13,8 +13,8 @@ import java.time.Duration;
 import java.util.Map;
 
 /**
- * HTTP client of the payment channel (SPEC §8). A timeout cannot tell "never arrived" from
- * "done, reply lost", so every call without a definite reply answers UNKNOWN.
+ * HTTP client of the payment channel (docs/DESIGN.md §Channel contract). A timeout cannot tell
+ * "never arrived" from "done, reply lost", so every call without a definite reply answers UNKNOWN.
  */
 public final class ChannelClient {
   private static final ObjectMapper JSON = new ObjectMapper();

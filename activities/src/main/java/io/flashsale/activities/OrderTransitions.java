@@ -8,9 +8,10 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 
 /**
- * The only code that writes orders.status (SPEC §5 rule 1). A transition is a conditional UPDATE
- * on the expected status and version; zero rows means rejected, never overwritten. It writes the
- * transition row and, for terminal states, the outbox event in the caller's transaction.
+ * The only code that writes orders.status (docs/DESIGN.md §State machine, rule 1). A transition is
+ * a conditional UPDATE on the expected status and version; zero rows means rejected, never
+ * overwritten. It writes the transition row and, for terminal states, the outbox event in the
+ * caller's transaction.
  */
 public final class OrderTransitions {
 

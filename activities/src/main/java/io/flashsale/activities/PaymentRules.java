@@ -5,8 +5,8 @@ import java.sql.SQLException;
 import java.time.Duration;
 
 /**
- * What a channel answer or notice does to a locked order (SPEC §5 rules 2–5). Success from the
- * charge reply, a query, a close or a callback all go through {@link #onCharged}.
+ * What a channel answer or notice does to a locked order (docs/DESIGN.md §State machine, rules
+ * 2–5). Success from the charge reply, a query, a close or a callback all go through {@link #onCharged}.
  */
 final class PaymentRules {
   private PaymentRules() {}

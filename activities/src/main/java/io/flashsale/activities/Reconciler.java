@@ -11,8 +11,9 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * Reconciliation (SPEC §10): every order against the channel's ledger and its current
- * reservation, then the global checks. Orders still in flight are counted as pending, not judged.
+ * Reconciliation (docs/DESIGN.md §Reconciliation): every order against the channel's ledger and
+ * its current reservation, then the global checks. Orders still in flight are counted as pending,
+ * not judged.
  */
 public final class Reconciler {
 

@@ -4,7 +4,10 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 import io.dropwizard.core.Configuration;
 import io.flashsale.workflows.OrderSettings;
 
-/** Everything configurable; the defaults are the embedded mode (SPEC §3). */
+/**
+ * Everything configurable; the defaults are the embedded mode (docs/DESIGN.md §Engines and
+ * configuration).
+ */
 public class FlashsaleConfiguration extends Configuration {
 
   /**

@@ -1,6 +1,6 @@
 package io.flashsale.workflows;
 
-/** The order state machine of SPEC §5. Terminal states emit an outbox event. */
+/** The order state machine (docs/DESIGN.md §State machine). Terminal states emit an outbox event. */
 public enum OrderStatus {
   CREATED, PAYING, UNKNOWN, PAID, FAILED, CANCELLED, REFUNDING, REFUNDED;
 

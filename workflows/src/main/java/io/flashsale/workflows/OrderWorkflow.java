@@ -7,7 +7,7 @@ import io.temporal.workflow.UpdateValidatorMethod;
 import io.temporal.workflow.WorkflowInterface;
 import io.temporal.workflow.WorkflowMethod;
 
-/** One workflow per order (SPEC §6). */
+/** One workflow per order (docs/DESIGN.md §Workflow design). */
 @WorkflowInterface
 public interface OrderWorkflow {
 

@@ -9,7 +9,10 @@ import java.time.format.DateTimeFormatter;
 import net.sourceforge.argparse4j.inf.Namespace;
 import net.sourceforge.argparse4j.inf.Subparser;
 
-/** ./flashsale bench: the embedded stack, benchmarks B1–B3 (SPEC §12), results to evidence/bench/. */
+/**
+ * ./flashsale bench: the embedded stack, benchmarks B1–B3 (docs/DESIGN.md §Experiments, benchmarks),
+ * results to evidence/bench/.
+ */
 public class BenchCommand extends StackScriptCommand {
 
   public BenchCommand(FlashsaleApplication app) {

@@ -23,8 +23,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Outbox relay (SPEC §9): claims a batch with FOR UPDATE SKIP LOCKED, delivers each event over
- * HTTP and marks it published only after the consumer answered 200, in the same transaction.
+ * Outbox relay (docs/DESIGN.md §Outbox, relay and consumer): claims a batch with FOR UPDATE SKIP
+ * LOCKED, delivers each event over HTTP and marks it published only after the consumer answered
+ * 200, in the same transaction.
  * At-least-once: a crash after the 200 and before the commit redelivers. Any number of relays may
  * run at once; SKIP LOCKED gives each its own rows.
  */

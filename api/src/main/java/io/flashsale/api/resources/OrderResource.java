@@ -36,7 +36,7 @@ import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Orders of the calling principal (SPEC §7). */
+/** Orders of the calling principal (docs/DESIGN.md §REST API). */
 @Path("/orders")
 @Produces(MediaType.APPLICATION_JSON)
 public class OrderResource {
