@@ -29,7 +29,6 @@ public interface OrderActivities {
   /** Reservation TTL ran out: CANCELLED when CREATED; released (order waits) when PAYING/UNKNOWN. */
   Step expireReservation(String orderId);
 
-  /** Apply one recorded callback and store its effect on its payment_notification row. */
   /**
    * Records the arrival of a notice that did not come through the API (an operator's CLI signal):
    * once per sourceRef, however often retried; a rejected one is recorded with its effect. Returns
@@ -37,6 +36,7 @@ public interface OrderActivities {
    */
   Notice recordSignalArrival(String orderId, Notice notice, String sourceRef);
 
+  /** Apply one recorded callback and store its effect on its payment_notification row. */
   Step applyNotice(String orderId, Notice notice);
 
   /** REFUNDING → REFUNDED once the channel confirmed the refund. */
