@@ -17,7 +17,7 @@ if [ "${1:-}" = "--engine" ]; then
   shift 2
 fi
 mvn -B -q -DskipTests install
-rm -rf evidence/target/evidence
+rm -rf evidence/target/evidence evidence/target/surefire-reports # stale results would be counted
 mvn -B -pl evidence test -Dmaven.test.failure.ignore=true -Devidence.webui.dir="$PWD/evidence/webui" \
   -Devidence.schemathesis.dir="$PWD/evidence/schemathesis" \
   ${select[@]+"${select[@]}"} "$@" | grep -E "Tests run:|FAIL" || true
