@@ -39,6 +39,8 @@ class X13CrashRestartTest {
     props.put("dw.channel.embeddedPort", String.valueOf(Stack.freePortForChild()));
     props.put("dw.consumer.port", String.valueOf(Stack.freePortForChild()));
     props.put("dw.orders.reservationTtlMs", "20000");
+    // the crash is the point here, not a slow charge: a loaded machine must not turn the pay UNKNOWN
+    props.put("dw.channel.timeoutMs", "3000");
     HttpJson apiClient = new HttpJson("http://127.0.0.1:" + api, null);
     String created;
     String paid;
