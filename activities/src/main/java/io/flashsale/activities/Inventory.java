@@ -5,12 +5,23 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import io.flashsale.workflows.CreateOutcome;
 
 /** Reservations against the SKU's remaining stock; every call runs inside the caller's transaction. */
 final class Inventory {
-  static final String HELD = "HELD";
-  static final String SOLD_OUT = "SOLD_OUT";
-  static final String USER_LIMIT = "USER_LIMIT";
+  /** What taking stock for a reservation found. */
+  enum Take {
+    HELD, SOLD_OUT, USER_LIMIT;
+
+    /** The create's answer when the take failed. */
+    CreateOutcome refusal() {
+      return switch (this) {
+        case SOLD_OUT -> CreateOutcome.SOLD_OUT;
+        case USER_LIMIT -> CreateOutcome.USER_LIMIT;
+        case HELD -> throw new IllegalStateException("HELD is no refusal");
+      };
+    }
+  }
 
   private Inventory() {}
 
@@ -18,15 +29,15 @@ final class Inventory {
    * Conditional decrement, then the per-user check (serialized by the SKU row lock the decrement
    * took), then the reservation row. On SOLD_OUT / USER_LIMIT the caller must roll back.
    */
-  static String reserve(Connection c, String key, String tenant, String sku, String subject, int quantity,
+  static Take reserve(Connection c, String key, String tenant, String sku, String subject, int quantity,
       int perUserLimit, Duration ttl) throws SQLException {
-    String taken = take(c, tenant, sku, subject, quantity, perUserLimit);
-    if (taken.equals(HELD)) hold(c, key, tenant, sku, subject, quantity, ttl);
+    Take taken = take(c, tenant, sku, subject, quantity, perUserLimit);
+    if (taken == Take.HELD) hold(c, key, tenant, sku, subject, quantity, ttl);
     return taken;
   }
 
   /** The stock half of a reserve: decrement and per-user check, no reservation row yet. */
-  static String take(Connection c, String tenant, String sku, String subject, int quantity, int perUserLimit)
+  static Take take(Connection c, String tenant, String sku, String subject, int quantity, int perUserLimit)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(
         "UPDATE sku SET remaining = remaining - ? WHERE tenant = ? AND sku = ? AND remaining >= ?")) {
@@ -34,7 +45,7 @@ final class Inventory {
       ps.setString(2, tenant);
       ps.setString(3, sku);
       ps.setInt(4, quantity);
-      if (ps.executeUpdate() == 0) return SOLD_OUT;
+      if (ps.executeUpdate() == 0) return Take.SOLD_OUT;
     }
     try (PreparedStatement ps = c.prepareStatement(
         "SELECT coalesce(sum(quantity), 0) FROM reservation WHERE tenant = ? AND sku = ? AND subject = ?"
@@ -44,10 +55,10 @@ final class Inventory {
       ps.setString(3, subject);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
-        if (rs.getInt(1) + quantity > perUserLimit) return USER_LIMIT;
+        if (rs.getInt(1) + quantity > perUserLimit) return Take.USER_LIMIT;
       }
     }
-    return HELD;
+    return Take.HELD;
   }
 
   static void hold(Connection c, String key, String tenant, String sku, String subject, int quantity, Duration ttl)

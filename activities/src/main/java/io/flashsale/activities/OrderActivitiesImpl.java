@@ -1,5 +1,7 @@
 package io.flashsale.activities;
 
+import io.flashsale.workflows.CommandOutcome;
+import io.flashsale.workflows.CreateOutcome;
 import io.flashsale.workflows.ChannelAnswer;
 import io.flashsale.workflows.CommandResult;
 import io.flashsale.workflows.CreateOrder;
@@ -85,11 +87,11 @@ public class OrderActivitiesImpl implements OrderActivities {
       OrderRow existing = OrderRow.byScope(c, req.tenant(), req.subject(), req.requestKey());
       if (existing != null) {
         if (!existing.payload().equals(req.payload())) {
-          return new CreateResult(CreateResult.KEY_REUSED, null, List.of());
+          return new CreateResult(CreateOutcome.KEY_REUSED, null, List.of());
         }
         // our own earlier attempt committed and its answer was lost: still the creating call
         boolean ownRetry = existing.workflowId().equals(workflowId) && attempt() > 1 && existing.version() == 1;
-        return new CreateResult(ownRetry ? CreateResult.CREATED : CreateResult.REPLAY, existing.view(), List.of());
+        return new CreateResult(ownRetry ? CreateOutcome.CREATED : CreateOutcome.REPLAY, existing.view(), List.of());
       }
       long unitPrice;
       int perUserLimit;
@@ -98,15 +100,15 @@ public class OrderActivitiesImpl implements OrderActivities {
         ps.setString(1, req.tenant());
         ps.setString(2, req.sku());
         try (ResultSet rs = ps.executeQuery()) {
-          if (!rs.next()) return new CreateResult(CreateResult.UNKNOWN_SKU, null, List.of());
+          if (!rs.next()) return new CreateResult(CreateOutcome.UNKNOWN_SKU, null, List.of());
           unitPrice = rs.getLong(1);
           perUserLimit = rs.getInt(2);
         }
       }
-      String taken = Inventory.take(c, req.tenant(), req.sku(), req.subject(), req.quantity(), perUserLimit);
-      if (!taken.equals(Inventory.HELD)) {
+      Inventory.Take taken = Inventory.take(c, req.tenant(), req.sku(), req.subject(), req.quantity(), perUserLimit);
+      if (taken != Inventory.Take.HELD) {
         c.rollback(); // sold out / over the limit: no order row, no reservation
-        return new CreateResult(taken, null, List.of());
+        return new CreateResult(taken.refusal(), null, List.of());
       }
       String orderId = nextOrderId(c);
       String key = firstReservationKey(orderId);
@@ -116,7 +118,7 @@ public class OrderActivitiesImpl implements OrderActivities {
       Transition t = OrderTransitions.insertCreated(c, row, req.note(), "create");
       org.slf4j.MDC.put("orderId", orderId); // the log context key; the worker clears it after the activity
       log.info("order {} CREATED for {}/{} key {}", orderId, req.tenant(), req.subject(), req.requestKey());
-      return new CreateResult(CreateResult.CREATED, row.view(), List.of(t));
+      return new CreateResult(CreateOutcome.CREATED, row.view(), List.of(t));
     });
   }
 
@@ -158,7 +160,7 @@ public class OrderActivitiesImpl implements OrderActivities {
   public Step beginPay(String orderId) {
     return tx(c -> {
       OrderTx tx = new OrderTx(c, orderId);
-      if (tx.status() != OrderStatus.CREATED) return tx.step(CommandResult.REJECTED + " " + tx.status());
+      if (tx.status() != OrderStatus.CREATED) return tx.step(CommandOutcome.REJECTED + " " + tx.status());
       tx.move(OrderStatus.PAYING, "pay");
       return tx.step("PAYING");
     });
@@ -183,12 +185,12 @@ public class OrderActivitiesImpl implements OrderActivities {
   public Step cancel(String orderId, String cause) {
     return tx(c -> {
       OrderTx tx = new OrderTx(c, orderId);
-      if (tx.status() == OrderStatus.CANCELLED) return tx.step(CommandResult.REPLAY_CANCEL);
-      if (tx.status() != OrderStatus.CREATED) return tx.step(CommandResult.REJECTED + " " + tx.status());
+      if (tx.status() == OrderStatus.CANCELLED) return tx.step(CommandOutcome.REPLAY_CANCEL.name());
+      if (tx.status() != OrderStatus.CREATED) return tx.step(CommandOutcome.REJECTED + " " + tx.status());
       Inventory.release(c, tx.row().reservationKey());
       tx.move(OrderStatus.CANCELLED, cause);
       log.info("order {} CANCELLED ({})", orderId, cause);
-      return tx.step(CommandResult.CANCELLED);
+      return tx.step(CommandOutcome.CANCELLED.name());
     });
   }
 
@@ -200,7 +202,7 @@ public class OrderActivitiesImpl implements OrderActivities {
         case CREATED -> {
           Inventory.release(c, tx.row().reservationKey());
           tx.move(OrderStatus.CANCELLED, "reservation expired");
-          return tx.step(CommandResult.CANCELLED);
+          return tx.step(CommandOutcome.CANCELLED.name());
         }
         case PAYING, UNKNOWN -> {
           // the slot goes back on sale; a later success re-reserves or refunds (rule 4)

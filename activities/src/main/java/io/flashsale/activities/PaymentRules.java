@@ -36,8 +36,8 @@ final class PaymentRules {
     }
     int attempt = o.reserveAttempt() + 1;
     String key = o.orderId() + "/r" + attempt;
-    String held = Inventory.reserve(tx.c, key, o.tenant(), o.sku(), o.subject(), o.quantity(), Integer.MAX_VALUE, ttl);
-    if (held.equals(Inventory.HELD) && Inventory.confirm(tx.c, key)) {
+    Inventory.Take held = Inventory.reserve(tx.c, key, o.tenant(), o.sku(), o.subject(), o.quantity(), Integer.MAX_VALUE, ttl);
+    if (held == Inventory.Take.HELD && Inventory.confirm(tx.c, key)) {
       try (var ps = tx.c.prepareStatement(
           "UPDATE orders SET reservation_key = ?, reserve_attempt = ? WHERE order_id = ?")) {
         ps.setString(1, key);

@@ -1,6 +1,9 @@
 package io.flashsale.activities;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.flashsale.activities.ReconcileRules.LedgerEntry;
+import io.flashsale.activities.ReconcileRules.OrderLine;
+import io.flashsale.workflows.OrderStatus;
 import java.io.IOException;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -47,15 +50,6 @@ public final class Reconciler {
     }
   }
 
-  private record OrderLine(String orderId, String status, long amount, String reservationStatus, String workflowId,
-      int version, boolean hasPaidEvent) {}
-
-  private static final class Ledger {
-    int charges;
-    long charged;
-    long refunded;
-  }
-
   private final Database db;
   private final ChannelClient channel;
 
@@ -75,16 +69,14 @@ public final class Reconciler {
       return new Snapshot(loadOrders(c), countConfirmed(c), drift(c));
     });
     if (workflows != null) workflows.begin();
-    Map<String, Ledger> ledger = new HashMap<>();
+    Map<String, LedgerEntry> ledger = new HashMap<>();
     for (JsonNode row : channel.statement().path("rows")) {
-      Ledger l = ledger.computeIfAbsent(row.path("merchant_order").asText(), k -> new Ledger());
+      String order = row.path("merchant_order").asText();
       long amount = row.path("amount").asLong();
-      if ("CHARGE".equals(row.path("type").asText())) {
-        l.charges++;
-        l.charged += amount;
-      } else if ("REFUND".equals(row.path("type").asText())) {
-        l.refunded += amount;
-      }
+      String type = row.path("type").asText();
+      LedgerEntry l = ledger.getOrDefault(order, LedgerEntry.NONE);
+      if ("CHARGE".equals(type)) ledger.put(order, l.plusCharge(amount));
+      else if ("REFUND".equals(type)) ledger.put(order, l.plusRefund(amount));
     }
     List<OrderLine> orders = snap.orders();
     Map<String, Integer> classes = new TreeMap<>();
@@ -96,63 +88,30 @@ public final class Reconciler {
     long paidSum = 0;
     for (OrderLine o : orders) {
       classes.merge(o.status(), 1, Integer::sum);
-      Ledger l = ledger.getOrDefault(o.orderId(), new Ledger());
-      String res = o.reservationStatus();
-      List<String> flags = new ArrayList<>();
-      switch (o.status()) {
-        case "PAID" -> {
-          paid++;
-          paidSum += o.amount();
-          if (l.charged == 0) flags.add("PAID_WITHOUT_CHARGE");
-          else if (l.charged != o.amount()) flags.add("PAID_CHARGE_MISMATCH");
-          if (l.refunded > 0) flags.add("PAID_BUT_REFUNDED");
-          if (!"CONFIRMED".equals(res)) flags.add("PAID_WITHOUT_CONFIRMED_RESERVATION");
-          if (!o.hasPaidEvent()) {
-            flags.add("PAID_WITHOUT_EVENT");
-            paidWithoutEvent++;
-          }
-        }
-        case "REFUNDED" -> {
-          if (l.charged != o.amount() || l.refunded != o.amount()) flags.add("REFUNDED_LEDGER_MISMATCH");
-          if ("HELD".equals(res) || "CONFIRMED".equals(res)) flags.add("REFUNDED_BUT_RESERVATION_" + res);
-        }
-        case "FAILED", "CANCELLED" -> {
-          if (l.charged - l.refunded != 0) flags.add("CHARGED_BUT_" + o.status());
-          if ("HELD".equals(res) || "CONFIRMED".equals(res)) flags.add(o.status() + "_BUT_RESERVATION_" + res);
-        }
-        case "CREATED" -> {
-          if (l.charged > 0) flags.add("CHARGED_BUT_CREATED");
-          if (!"HELD".equals(res)) flags.add("CREATED_WITHOUT_HELD");
-        }
-        default -> pending++;
+      LedgerEntry l = ledger.getOrDefault(o.orderId(), LedgerEntry.NONE);
+      ReconcileRules.Verdict verdict = ReconcileRules.judge(o, l);
+      if (verdict.pending()) pending++;
+      if (OrderStatus.PAID.name().equals(o.status())) {
+        paid++;
+        paidSum += o.amount();
+        if (verdict.flags().contains(ReconcileRules.Flag.PAID_WITHOUT_EVENT)) paidWithoutEvent++;
       }
-      if (!flags.isEmpty()) {
-        mismatches.add(o.orderId() + " " + o.status() + " " + String.join(",", flags) + " charged=" + l.charged
-            + " refunded=" + l.refunded + " reservation=" + res);
+      if (!verdict.flags().isEmpty()) {
+        mismatches.add(o.orderId() + " " + o.status() + " "
+            + verdict.flags().stream().map(Enum::name).collect(java.util.stream.Collectors.joining(","))
+            + " charged=" + l.charged() + " refunded=" + l.refunded() + " reservation=" + o.reservationStatus());
       }
       if (workflows != null) mismatches.addAll(workflowFindings(workflows, o));
     }
-    // global checks
-    for (Map.Entry<String, Ledger> e : ledger.entrySet()) {
-      if (e.getValue().charges > 1) mismatches.add("GLOBAL multiple charges for " + e.getKey() + ": " + e.getValue().charges);
-    }
     java.util.Set<String> known = new java.util.HashSet<>();
     for (OrderLine o : orders) known.add(o.orderId());
-    for (String mo : ledger.keySet()) {
-      // an order created after the snapshot is not an orphan: look again before flagging
-      if (!known.contains(mo) && !orderExists(mo)) mismatches.add("GLOBAL ledger rows without an order: " + mo);
-    }
-    long channelNet = ledger.values().stream().mapToLong(l -> l.charged - l.refunded).sum();
     int confirmed = snap.confirmed();
-    if (confirmed != paid) mismatches.add("GLOBAL confirmed=" + confirmed + " != paid=" + paid);
-    if (pending == 0 && channelNet != paidSum) {
-      mismatches.add("GLOBAL channel_net=" + channelNet + " != paid_sum=" + paidSum);
-    }
-    if (paidWithoutEvent > 0) {
-      mismatches.add("GLOBAL PAID orders without ORDER_PAID outbox event: " + paidWithoutEvent);
-    }
     long drift = snap.drift();
-    if (drift != 0) mismatches.add("GLOBAL conservation drift=" + drift);
+    ReconcileRules.Totals totals = new ReconcileRules.Totals(paid, paidSum, pending, paidWithoutEvent, confirmed, drift);
+    for (ReconcileRules.GlobalFinding f : ReconcileRules.global(ledger, known::contains, this::orderExists, totals)) {
+      mismatches.add(f.line());
+    }
+    long channelNet = ReconcileRules.channelNet(ledger);
     return new Report(classes, mismatches, pending, channelNet, paidSum, confirmed, paid, drift, notes);
   }
 

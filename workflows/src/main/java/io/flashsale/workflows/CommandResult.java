@@ -6,11 +6,7 @@ import io.temporal.failure.ApplicationFailure;
  * Answer of the pay and cancel updates. outcome is null for a pay that ran (status says where it
  * got), REJECTED when the precondition failed, CANCELLED / REPLAY_CANCEL for cancel.
  */
-public record CommandResult(String outcome, OrderStatus status, int version) {
-  public static final String REJECTED = "REJECTED";
-  public static final String CANCELLED = "CANCELLED";
-  public static final String REPLAY_CANCEL = "REPLAY_CANCEL";
-  public static final String NOT_FOUND = "NOT_FOUND";
+public record CommandResult(CommandOutcome outcome, OrderStatus status, int version) {
 
   /**
    * Marks an update validator's refusal. The SDK passes a validator's failure on with its message
@@ -32,7 +28,7 @@ public record CommandResult(String outcome, OrderStatus status, int version) {
       if (message == null || !message.startsWith(ANSWERED_BY_VALIDATOR + " ")) continue;
       String[] f = message.split(" ");
       if (f.length != 4) continue;
-      return new CommandResult("null".equals(f[1]) ? null : f[1], "null".equals(f[2]) ? null : OrderStatus.valueOf(f[2]),
+      return new CommandResult("null".equals(f[1]) ? null : CommandOutcome.valueOf(f[1]), "null".equals(f[2]) ? null : OrderStatus.valueOf(f[2]),
           Integer.parseInt(f[3]));
     }
     return null;

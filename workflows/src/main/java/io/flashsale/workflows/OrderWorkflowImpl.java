@@ -279,11 +279,11 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     try {
       boolean alreadyCreated = order != null;
       CreateResult r = db.reserve(request, Workflow.getInfo().getWorkflowId());
-      if (alreadyCreated && CreateResult.CREATED.equals(r.outcome())) {
-        r = new CreateResult(CreateResult.REPLAY, r.order(), List.of());
+      if (alreadyCreated && CreateOutcome.CREATED.equals(r.outcome())) {
+        r = new CreateResult(CreateOutcome.REPLAY, r.order(), List.of());
       }
       if (r.order() != null) {
-        track(new Step(r.outcome(), r.order(), r.transitions()));
+        track(new Step(r.outcome().name(), r.order(), r.transitions()));
       }
       return r;
     } finally {
@@ -324,7 +324,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   /** Why a pay is refused in the current state, or null when it may run. */
   private CommandResult payRefusal() {
     if (order == null) {
-      return awaitingLoad() ? null : new CommandResult(CommandResult.REJECTED, null, 0);
+      return awaitingLoad() ? null : new CommandResult(CommandOutcome.REJECTED, null, 0);
     }
     if (order.status() != OrderStatus.CREATED || command != null || cancelRequested) {
       return rejected();
@@ -345,7 +345,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       lock.lock(); // wait for the cancel in flight, then answer as a replay
       lock.unlock();
       return order.status() == OrderStatus.CANCELLED
-          ? new CommandResult(CommandResult.REPLAY_CANCEL, order.status(), order.version())
+          ? new CommandResult(CommandOutcome.REPLAY_CANCEL, order.status(), order.version())
           : rejected();
     }
     CommandResult refused = cancelRefusal();
@@ -356,7 +356,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       track(step("cancel", () -> db.cancel(order.orderId(), "cancel")));
       // CANCELLED here is this command's doing, also when a retried activity answered REPLAY_CANCEL
       return order.status() == OrderStatus.CANCELLED
-          ? new CommandResult(CommandResult.CANCELLED, order.status(), order.version())
+          ? new CommandResult(CommandOutcome.CANCELLED, order.status(), order.version())
           : rejected();
     } finally {
       lock.unlock();
@@ -369,10 +369,10 @@ public class OrderWorkflowImpl implements OrderWorkflow {
    */
   private CommandResult cancelRefusal() {
     if (order == null) {
-      return awaitingLoad() ? null : new CommandResult(CommandResult.REJECTED, null, 0);
+      return awaitingLoad() ? null : new CommandResult(CommandOutcome.REJECTED, null, 0);
     }
     if (order.status() == OrderStatus.CANCELLED) {
-      return new CommandResult(CommandResult.REPLAY_CANCEL, order.status(), order.version());
+      return new CommandResult(CommandOutcome.REPLAY_CANCEL, order.status(), order.version());
     }
     if (command == Command.CANCEL) {
       return null; // in flight: the handler waits for it and answers
@@ -444,7 +444,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     OrderStatus shown = order.status();
     if (shown == OrderStatus.CREATED && command == Command.PAY) shown = OrderStatus.PAYING;
     if (shown == OrderStatus.CREATED && command == Command.CANCEL) shown = OrderStatus.CANCELLED;
-    return new CommandResult(CommandResult.REJECTED, shown, order.version());
+    return new CommandResult(CommandOutcome.REJECTED, shown, order.version());
   }
 
   private ChannelAnswer charge() {

@@ -59,10 +59,10 @@ final class FakeOrderBackend {
     public CreateResult reserve(CreateOrder request, String workflowId) {
       calls.add("reserve");
       synchronized (FakeOrderBackend.this) {
-        if (row != null) return new CreateResult(CreateResult.REPLAY, row, List.of());
+        if (row != null) return new CreateResult(CreateOutcome.REPLAY, row, List.of());
         row = new OrderView("ord-0001", request.tenant(), request.subject(), request.sku(), request.quantity(), 1990,
             OrderStatus.CREATED, 1, "ord-0001/r1");
-        return new CreateResult(CreateResult.CREATED, row,
+        return new CreateResult(CreateOutcome.CREATED, row,
             List.of(new Transition(null, OrderStatus.CREATED, 1, "create")));
       }
     }
@@ -110,9 +110,9 @@ final class FakeOrderBackend {
     public Step cancel(String orderId, String cause) {
       calls.add("cancel " + cause);
       synchronized (FakeOrderBackend.this) {
-        if (row.status() == OrderStatus.CANCELLED) return same(CommandResult.REPLAY_CANCEL);
+        if (row.status() == OrderStatus.CANCELLED) return same(CommandOutcome.REPLAY_CANCEL.name());
         if (row.status() != OrderStatus.CREATED) return same("REJECTED " + row.status());
-        return move(OrderStatus.CANCELLED, cause, CommandResult.CANCELLED);
+        return move(OrderStatus.CANCELLED, cause, CommandOutcome.CANCELLED.name());
       }
     }
 

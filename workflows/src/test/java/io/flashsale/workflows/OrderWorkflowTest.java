@@ -70,7 +70,7 @@ class OrderWorkflowTest {
   private OrderWorkflow created() {
     OrderWorkflow wf = startRun();
     CreateResult r = wf.create(new CreateOrder("t1", "user-1", "k1", "sku-1", 1, null));
-    assertEquals(CreateResult.CREATED, r.outcome());
+    assertEquals(CreateOutcome.CREATED, r.outcome());
     return wf;
   }
 
@@ -115,20 +115,20 @@ class OrderWorkflowTest {
     WorkflowUpdateException e = assertThrows(WorkflowUpdateException.class, wf::pay);
     CommandResult answer = CommandResult.refusedBy(e);
     assertNotNull(answer, "the refusal carries the answer: " + e);
-    assertEquals(new CommandResult(CommandResult.REJECTED, OrderStatus.PAID, 3), answer);
+    assertEquals(new CommandResult(CommandOutcome.REJECTED, OrderStatus.PAID, 3), answer);
     assertEquals(acceptedBefore, events(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED),
         "the refused pay is not in the history");
     WorkflowUpdateException c = assertThrows(WorkflowUpdateException.class, wf::cancel);
-    assertEquals(CommandResult.REJECTED, CommandResult.refusedBy(c).outcome());
+    assertEquals(CommandOutcome.REJECTED, CommandResult.refusedBy(c).outcome());
     assertEquals(1, backend.count("charge"));
   }
 
   @Test
   void aSecondCancelIsAReplayAnsweredByTheValidator() {
     OrderWorkflow wf = created();
-    assertEquals(CommandResult.CANCELLED, wf.cancel().outcome());
+    assertEquals(CommandOutcome.CANCELLED, wf.cancel().outcome());
     WorkflowUpdateException e = assertThrows(WorkflowUpdateException.class, wf::cancel);
-    assertEquals(new CommandResult(CommandResult.REPLAY_CANCEL, OrderStatus.CANCELLED, 2), CommandResult.refusedBy(e));
+    assertEquals(new CommandResult(CommandOutcome.REPLAY_CANCEL, OrderStatus.CANCELLED, 2), CommandResult.refusedBy(e));
   }
 
   @Test
@@ -151,7 +151,7 @@ class OrderWorkflowTest {
     for (Future<CommandResult> f : answers) {
       CommandResult r = f.get(30, TimeUnit.SECONDS);
       if (r.outcome() == null && r.status() == OrderStatus.PAID) paid++;
-      if (CommandResult.REJECTED.equals(r.outcome())) rejected++;
+      if (CommandOutcome.REJECTED.equals(r.outcome())) rejected++;
     }
     pool.shutdown();
     assertEquals(1, paid);

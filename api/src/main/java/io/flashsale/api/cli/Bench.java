@@ -108,7 +108,7 @@ final class Bench {
       direct.add(() -> {
         long s = System.nanoTime();
         CreateResult res = admission.reserve(req, "bench-jdbc");
-        return new Timed(0, res.outcome(), System.nanoTime() - s);
+        return new Timed(0, res.outcome().name(), System.nanoTime() - s);
       });
     }
     long j0 = System.nanoTime();

@@ -1,5 +1,7 @@
 package io.flashsale.api.resources;
 
+import io.flashsale.workflows.CommandOutcome;
+import io.flashsale.workflows.CreateOutcome;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.dropwizard.auth.Auth;
 import io.flashsale.activities.OrderQueries;
@@ -71,11 +73,11 @@ public class OrderResource {
     int quantity = (int) Bodies.integer(body, "quantity", 1, 3);
     String note = Bodies.text(body, "note", NOTE, false);
     int remaining = skus.remaining(caller.tenant(), sku);
-    if (remaining < 0) return outcome(404, CreateResult.UNKNOWN_SKU);
+    if (remaining < 0) return outcome(404, CreateOutcome.UNKNOWN_SKU);
     boolean retry = queries.scopeExists(caller.tenant(), caller.subject(), requestKey);
     // the cheap gate: no Temporal round trip once sold out, unless this key already has an order to answer with
     if (remaining == 0 && !retry) {
-      return outcome(409, CreateResult.SOLD_OUT);
+      return outcome(409, CreateOutcome.SOLD_OUT);
     }
     if (!admission.tryAcquire()) {
       return Response.status(503).header("Retry-After", "1").type(MediaType.APPLICATION_JSON_TYPE)
@@ -93,14 +95,13 @@ public class OrderResource {
     }
     // the workflow answers REPLAY when its create finds the key's order (a retry that reached a new
     // run, or one that raced the first call): that is the first call's answer again
-    if (r.order() != null && (CreateResult.CREATED.equals(r.outcome()) || CreateResult.REPLAY.equals(r.outcome()))) {
-      return json(201, createdAnswer(queries.get(r.order().orderId())));
-    }
     int status = switch (r.outcome()) {
-      case CreateResult.KEY_REUSED -> 422;
-      case CreateResult.UNKNOWN_SKU -> 404;
-      default -> 409;
+      case CREATED, REPLAY -> 201;
+      case SOLD_OUT, USER_LIMIT -> 409;
+      case KEY_REUSED -> 422;
+      case UNKNOWN_SKU -> 404;
     };
+    if (status == 201) return json(201, createdAnswer(queries.get(r.order().orderId())));
     return outcome(status, r.outcome());
   }
 
@@ -115,7 +116,7 @@ public class OrderResource {
         io.flashsale.activities.OrderActivitiesImpl.firstReservationKey(o.orderId()), "HELD", o.workflowId(),
         o.createdAt(), o.timeline().stream().filter(t -> t.version() == 1).toList());
     Map<String, Object> out = new LinkedHashMap<>();
-    out.put("outcome", CreateResult.CREATED);
+    out.put("outcome", CreateOutcome.CREATED);
     out.putAll(details(asCreated));
     return out;
   }
@@ -135,7 +136,7 @@ public class OrderResource {
       @HeaderParam("Idempotency-Key") String idempotencyKey) {
     OrderDetails o = owned(caller, id);
     String key = idempotencyKey(idempotencyKey);
-    return command(o, wf -> orders.cancel(wf, key), r -> CommandResult.REJECTED.equals(r.outcome()) ? 409 : 200, true);
+    return command(o, wf -> orders.cancel(wf, key), r -> CommandOutcome.REJECTED.equals(r.outcome()) ? 409 : 200, true);
   }
 
   /** Own orders as CSV, streamed row by row; an aborted download closes the cursor at once. */
@@ -242,7 +243,7 @@ public class OrderResource {
       // final order whose workflow completed after its late-notice window: answer from the row
       boolean replayCancel = closedCancel && "CANCELLED".equals(now.status());
       return json(replayCancel ? 200 : 409, Map.of(
-          "outcome", replayCancel ? CommandResult.REPLAY_CANCEL : CommandResult.REJECTED,
+          "outcome", replayCancel ? CommandOutcome.REPLAY_CANCEL : CommandOutcome.REJECTED,
           "order_id", o.orderId(), "status", now.status(), "version", now.version()));
     }
     Map<String, Object> out = new LinkedHashMap<>();
@@ -260,7 +261,7 @@ public class OrderResource {
   }
 
   /** A create that made no order: the outcome alone. */
-  private static Response outcome(int status, String outcome) {
+  private static Response outcome(int status, CreateOutcome outcome) {
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("outcome", outcome);
     return json(status, out);

@@ -1,5 +1,6 @@
 package io.flashsale.api.replay;
 
+import io.flashsale.workflows.CreateOutcome;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -248,7 +249,7 @@ class ReplayGateTest {
     WorkflowClient.start(wf::run, new OrderStart("t1", "user-1", key, null, settings));
     CreateResult created = wf.create(new CreateOrder("t1", "user-1", key, sku, 1, null));
     if (pay) {
-      assertEquals(CreateResult.CREATED, created.outcome());
+      assertEquals(CreateOutcome.CREATED, created.outcome());
       assertEquals(OrderStatus.PAID, wf.pay().status());
     }
     WorkflowStub.fromTyped(wf).getResult(10, TimeUnit.SECONDS, Void.class);
@@ -270,8 +271,8 @@ class ReplayGateTest {
       case "reserve" -> {
         CreateOrder request = (CreateOrder) args[0];
         yield SOLD_OUT_SKU.equals(request.sku())
-            ? new CreateResult(CreateResult.SOLD_OUT, null, List.of())
-            : new CreateResult(CreateResult.CREATED, view("ord-" + request.requestKey(), OrderStatus.CREATED, 1),
+            ? new CreateResult(CreateOutcome.SOLD_OUT, null, List.of())
+            : new CreateResult(CreateOutcome.CREATED, view("ord-" + request.requestKey(), OrderStatus.CREATED, 1),
                 List.of());
       }
       case "beginPay" -> new Step("PAYING", view((String) args[0], OrderStatus.PAYING, 2), List.of());

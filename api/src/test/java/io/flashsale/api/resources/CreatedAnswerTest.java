@@ -25,7 +25,7 @@ class CreatedAnswerTest {
     Map<String, Object> first = OrderResource.createdAnswer(order("CREATED", 1, "ord-0007/r1", "HELD", List.of(created)));
     Map<String, Object> retry = OrderResource.createdAnswer(order("PAID", 3, "ord-0007/r2", "CONFIRMED", later));
     assertEquals(first, retry);
-    assertEquals("CREATED", retry.get("outcome"));
+    assertEquals(io.flashsale.workflows.CreateOutcome.CREATED, retry.get("outcome"));
     assertEquals("CREATED", retry.get("status"));
     assertEquals(1, retry.get("version"));
     assertEquals(Map.of("key", "ord-0007/r1", "status", "HELD"), retry.get("reservation"));
