@@ -1,5 +1,6 @@
 package io.flashsale.channel;
 
+import io.flashsale.paymentchannel.CallbackSignatures;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.net.URI;
@@ -197,7 +198,7 @@ final class CallbackSender {
             .header("Content-Type", "application/json")
             .POST(HttpRequest.BodyPublishers.ofByteArray(body));
         if (secret != null) {
-          req.header(Signatures.HEADER, Signatures.header(secret, System.currentTimeMillis() / 1000, body));
+          req.header(CallbackSignatures.HEADER, CallbackSignatures.header(secret, System.currentTimeMillis() / 1000, body));
         }
         HttpResponse<Void> resp = client.send(req.build(), HttpResponse.BodyHandlers.discarding());
         if (resp.statusCode() / 100 == 2) {

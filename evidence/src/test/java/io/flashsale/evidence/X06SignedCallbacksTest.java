@@ -1,7 +1,7 @@
 package io.flashsale.evidence;
 
 import io.flashsale.api.cli.HttpJson;
-import io.flashsale.channel.Signatures;
+import io.flashsale.paymentchannel.CallbackSignatures;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -28,9 +28,9 @@ class X06SignedCallbacksTest {
     byte[] raw = body.getBytes(StandardCharsets.UTF_8);
 
     ev.equal(401, post(body, null), "no signature → 401");
-    ev.equal(401, post(body, Signatures.header("another-secret", now, raw)), "signed with another secret → 401");
-    ev.equal(401, post(body.replace("1990", "1"), Signatures.header(SECRET, now, raw)), "body changed after signing → 401");
-    ev.equal(401, post(body, Signatures.header(SECRET, now - 3600, raw)), "signature an hour old → 401");
+    ev.equal(401, post(body, CallbackSignatures.header("another-secret", now, raw)), "signed with another secret → 401");
+    ev.equal(401, post(body.replace("1990", "1"), CallbackSignatures.header(SECRET, now, raw)), "body changed after signing → 401");
+    ev.equal(401, post(body, CallbackSignatures.header(SECRET, now - 3600, raw)), "signature an hour old → 401");
     ev.equal(401, post(body, "t=" + now + ",v1=" + "0".repeat(64)), "forged digest → 401");
     ev.equal(0L, stack.sql.count("SELECT count(*) FROM payment_notification"), "rejected callbacks record nothing");
     ev.equal("CREATED", stack.sql.text("SELECT status FROM orders WHERE order_id = ?", id), "the order did not move");

@@ -1,7 +1,7 @@
 package io.flashsale.evidence;
 
 import io.flashsale.api.cli.HttpJson;
-import io.flashsale.channel.Signatures;
+import io.flashsale.paymentchannel.CallbackSignatures;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -44,13 +44,13 @@ class X15BadInputTest {
     long now = System.currentTimeMillis() / 1000;
     String bigAmount = "{\"notify_id\":\"n-big\",\"merchant_order\":\"" + id
         + "\",\"kind\":\"CHARGED\",\"amount\":18446744073709551617}";
-    ev.equal(400, callback(bigAmount, Signatures.header(SECRET, now, bigAmount.getBytes(StandardCharsets.UTF_8))),
+    ev.equal(400, callback(bigAmount, CallbackSignatures.header(SECRET, now, bigAmount.getBytes(StandardCharsets.UTF_8))),
         "callback amount 2^64+1 → 400");
     ev.equal(401, callback(bigAmount, "t=" + "9".repeat(30) + ",v1=" + "0".repeat(64)),
         "a 30-digit signature timestamp → 401 (not 500, which the channel would retry forever)");
     String extra = "{\"notify_id\":\"n-extra\",\"merchant_order\":\"" + id
         + "\",\"kind\":\"DECLINED\",\"amount\":1990,\"channel_added_field\":\"v2\"}";
-    ev.equal(200, callback(extra, Signatures.header(SECRET, now, extra.getBytes(StandardCharsets.UTF_8))),
+    ev.equal(200, callback(extra, CallbackSignatures.header(SECRET, now, extra.getBytes(StandardCharsets.UTF_8))),
         "a callback with a field this version does not know is accepted");
     ev.equal(0L, stack.sql.count("SELECT count(*) FROM payment_notification WHERE notify_id = 'n-big'"),
         "the refused callback recorded nothing");

@@ -2,7 +2,7 @@ package io.flashsale.evidence;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.flashsale.api.cli.HttpJson;
-import io.flashsale.channel.Signatures;
+import io.flashsale.paymentchannel.CallbackSignatures;
 import java.io.ByteArrayInputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -47,7 +47,7 @@ class X21BodyLimitTest {
 
     String bigNotice = padded("{\"notify_id\":\"x21-big\",\"merchant_order\":\"" + id
         + "\",\"kind\":\"DECLINED\",\"amount\":1990,\"pad\":\"", LIMIT + 1);
-    String signature = Signatures.header(stack.wiring.callbackSecret(), System.currentTimeMillis() / 1000,
+    String signature = CallbackSignatures.header(stack.wiring.callbackSecret(), System.currentTimeMillis() / 1000,
         bigNotice.getBytes(StandardCharsets.UTF_8));
     for (Mode mode : Mode.values()) {
       check413(post("/callbacks/payment", bigNotice, null, signature, mode), "POST /callbacks/payment (signed), " + mode.text);
@@ -92,7 +92,7 @@ class X21BodyLimitTest {
     HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + stack.wiring.apiPort() + path))
         .header("Content-Type", "application/json").POST(publisher).timeout(java.time.Duration.ofSeconds(30));
     if (bearer != null) b.header("Authorization", "Bearer " + bearer);
-    if (signature != null) b.header(Signatures.HEADER, signature);
+    if (signature != null) b.header(CallbackSignatures.HEADER, signature);
     HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
     return new Reply(r.statusCode(), r.body());
   }
@@ -105,7 +105,7 @@ class X21BodyLimitTest {
     StringBuilder head = new StringBuilder("POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
         + "Content-Type: application/json\r\nContent-Length: " + length + "\r\nExpect: 100-continue\r\n");
     if (bearer != null) head.append("Authorization: Bearer ").append(bearer).append("\r\n");
-    if (signature != null) head.append(Signatures.HEADER).append(": ").append(signature).append("\r\n");
+    if (signature != null) head.append(CallbackSignatures.HEADER).append(": ").append(signature).append("\r\n");
     head.append("\r\n");
     try (java.net.Socket s = new java.net.Socket("127.0.0.1", stack.wiring.apiPort())) {
       s.setSoTimeout(30_000);

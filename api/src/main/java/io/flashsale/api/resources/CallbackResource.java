@@ -8,7 +8,7 @@ import io.flashsale.activities.OrderQueries.OrderDetails;
 import io.flashsale.api.core.ApiError;
 import io.flashsale.api.core.Bodies;
 import io.flashsale.api.core.Orders;
-import io.flashsale.channel.Signatures;
+import io.flashsale.paymentchannel.CallbackSignatures;
 import io.flashsale.workflows.Notice;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.HeaderParam;
@@ -39,8 +39,6 @@ public class CallbackResource {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Pattern ID = Pattern.compile("[A-Za-z0-9._:-]{1,64}");
   private static final Pattern KIND = Pattern.compile("CHARGED|DECLINED|REFUNDED");
-  private static final Pattern SIGNATURE = Pattern.compile("t=(\\d{1,12}),v1=([0-9a-f]{64})"); // 12 digits: any Unix time in seconds, never an overflow
-  private static final long SIGNATURE_TOLERANCE_SECONDS = 300;
 
   private final Notifications notifications;
   private final OrderQueries queries;
@@ -56,7 +54,7 @@ public class CallbackResource {
 
   @POST
   @Consumes(MediaType.APPLICATION_JSON)
-  public Response receive(@HeaderParam(Signatures.HEADER) String signature, byte[] raw) {
+  public Response receive(@HeaderParam(CallbackSignatures.HEADER) String signature, byte[] raw) {
     if (secret != null && !signatureValid(signature, raw)) {
       throw ApiError.exception(401, "BAD_SIGNATURE", "callback signature missing, stale or wrong");
     }
@@ -94,12 +92,7 @@ public class CallbackResource {
   }
 
   private boolean signatureValid(String header, byte[] raw) {
-    if (header == null) return false;
-    Matcher m = SIGNATURE.matcher(header);
-    if (!m.matches()) return false;
-    long t = Long.parseLong(m.group(1));
-    if (Math.abs(System.currentTimeMillis() / 1000 - t) > SIGNATURE_TOLERANCE_SECONDS) return false;
-    String expected = Signatures.hmacHex(secret, t + "." + new String(raw, StandardCharsets.UTF_8));
-    return MessageDigest.isEqual(expected.getBytes(StandardCharsets.UTF_8), m.group(2).getBytes(StandardCharsets.UTF_8));
+    return CallbackSignatures.valid(secret, header, raw, System.currentTimeMillis() / 1000);
   }
+
 }
