@@ -165,7 +165,7 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
     try {
       String json = body instanceof String s ? s : HttpJson.JSON.writeValueAsString(body);
       byte[] raw = json.getBytes(java.nio.charset.StandardCharsets.UTF_8);
-      return callback(json, io.flashsale.channel.CallbackSignatures.header(wiring.callbackSecret(),
+      return callback(json, io.flashsale.paymentchannel.CallbackSignatures.header(wiring.callbackSecret(),
           System.currentTimeMillis() / 1000, raw));
     } catch (IOException e) {
       throw new java.io.UncheckedIOException(e);
@@ -178,7 +178,7 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
             java.net.URI.create("http://127.0.0.1:" + wiring.apiPort() + "/callbacks/payment"))
         .header("Content-Type", "application/json")
         .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body));
-    if (signature != null) request.header(io.flashsale.channel.CallbackSignatures.HEADER, signature);
+    if (signature != null) request.header(io.flashsale.paymentchannel.CallbackSignatures.HEADER, signature);
     try {
       java.net.http.HttpResponse<String> r = HTTP.send(request.build(), java.net.http.HttpResponse.BodyHandlers.ofString());
       com.fasterxml.jackson.databind.JsonNode parsed;
