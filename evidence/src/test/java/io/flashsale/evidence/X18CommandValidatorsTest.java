@@ -112,7 +112,9 @@ class X18CommandValidatorsTest {
     ev.note("timers in " + c + "'s history: started " + started + ", cancelled " + cancelled
         + ", most running at once " + outstanding);
     ev.check(outstanding <= 1, "at most one timer running at any point (got " + outstanding + ")");
-    ev.check(cancelled >= 15, "each wake-up cancelled the timer it no longer needed");
+    // how many wake-ups there were depends on how callbacks batch into workflow tasks (printed above)
+    ev.check(cancelled >= 1 && started - cancelled - Histories.count(events, EventType.EVENT_TYPE_TIMER_FIRED) <= 1,
+        "wake-ups cancel the timer they no longer need: every timer but the current one fired or was cancelled");
     stack.recordHistory(c, "x18-callback-stream-no-timer-pileup");
     stack.channel.post("/_callbacks/release", Map.of("merchant_order", c, "order", "fifo"));
     stack.awaitNothingPending(10_000);
