@@ -72,7 +72,7 @@ class X20TokenKeysAndSessionsTest {
     r = send("POST", "/orders", order, "flashsale_session=" + expired, null);
     ev.check(r.statusCode() == 401 && r.body().contains("\"UNAUTHENTICATED\""), "expired cookie POST, no CSRF header → 401");
     r = send("POST", "/orders", order, "flashsale_session=" + t1, null);
-    ev.check(r.statusCode() == 403 && r.body().contains("\"CSRF\""), "a valid cookie without CSRF header is still 403 CSRF");
+    ev.check(r.statusCode() == 403 && r.body().contains("\"CSRF\""), "a valid cookie without CSRF header is still 403 CSRF (" + r.statusCode() + " " + r.body() + ", token " + t1 + ")");
     ev.equal(0L, stack.sql.count("SELECT count(*) FROM orders WHERE request_key = 'x20-cookie'"), "nothing created");
 
     // the event stream ends when its token expires; one opened with a long-lived token stays open
