@@ -158,6 +158,36 @@ class AuthAndBodyLimitHttpTest {
   }
 
   @Test
+  void refusedPostsLeaveTheConnectionUsable() throws Exception {
+    // a refusal answered before the body is read (401, 403 CSRF) must not cost the next request on
+    // the kept-alive connection; each token is different, so their bytes vary too
+    String body = "{\"request_key\":\"k\",\"sku\":\"sku-1\",\"quantity\":1}";
+    java.util.Random random = new java.util.Random(20);
+    java.util.List<String> wrong = new java.util.ArrayList<>();
+    for (int i = 0; i < 300; i++) {
+      String token = TOKENS.issue("t" + random.nextInt(100), "user-" + Long.toString(random.nextLong() & Long.MAX_VALUE, 36),
+          Clock.systemUTC().instant().getEpochSecond() + 60 + random.nextInt(100_000));
+      String forged = token.substring(0, token.length() - 10) + "AAAA" + token.substring(token.length() - 6);
+      try {
+        HttpResponse<String> refused = post("/mine", HttpRequest.BodyPublishers.ofString(body),
+            Map.of("Cookie", SessionAuthFilter.COOKIE + "=" + forged));
+        HttpResponse<String> noCsrf = post("/mine", HttpRequest.BodyPublishers.ofString(body),
+            Map.of("Cookie", SessionAuthFilter.COOKIE + "=" + token));
+        if (refused.statusCode() != 401 || noCsrf.statusCode() != 403 || !"CSRF".equals(error(noCsrf))) {
+          wrong.add(i + ": " + refused.statusCode() + " then " + noCsrf.statusCode() + " " + noCsrf.body());
+        }
+      } catch (java.io.IOException e) {
+        wrong.add(i + ": " + e);
+      }
+    }
+    assertEquals(java.util.List.of(), wrong);
+    // an accepted request keeps its connection open
+    HttpResponse<String> ok = post("/json", HttpRequest.BodyPublishers.ofString(body), Map.of());
+    assertEquals(200, ok.statusCode());
+    assertFalse(ok.headers().firstValue("Connection").orElse("").equalsIgnoreCase("close"));
+  }
+
+  @Test
   void bodiesOverTheLimitAre413BeforeTheResourceRuns() throws Exception {
     int before = CALLS.get();
     for (String path : new String[] {"/json", "/raw"}) {
