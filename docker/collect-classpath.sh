@@ -1,6 +1,6 @@
 #!/bin/sh
-# collect-classpath.sh API_TARGET OUT
-# Copies the api jar and every jar named in API_TARGET/classpath.txt (written by `mvn install`,
+# collect-classpath.sh LAUNCHER_TARGET OUT
+# Copies the launcher jar and every jar named in LAUNCHER_TARGET/classpath.txt (written by `mvn install`,
 # absolute paths into the Maven repository and the reactor modules) to OUT/lib, and writes
 # OUT/classpath.txt: the same entries in the same order, pointing at the copies under /app/lib
 # (where the runtime image puts OUT). Fails on a missing jar or two jars with one file name.
@@ -9,9 +9,9 @@ target=$1
 out=$2
 prefix=${APP_LIB:-/app/lib}
 mkdir -p "$out/lib"
-set -- "$target"/api-*.jar
+set -- "$target"/launcher-*.jar
 if [ "$#" -ne 1 ] || [ ! -f "$1" ]; then
-  echo "collect-classpath: expected one api jar in $target, found: $*" >&2
+  echo "collect-classpath: expected one launcher jar in $target, found: $*" >&2
   exit 1
 fi
 cp "$1" "$out/lib/"

@@ -4,4 +4,4 @@
 set -eu
 # JAVA_OPTS is split on spaces on purpose (several options in one variable)
 # shellcheck disable=SC2086
-exec java ${JAVA_OPTS:-} -cp "$(cat /app/classpath.txt)" io.flashsale.api.FlashsaleApplication "$@"
+exec java ${JAVA_OPTS:-} -cp "$(cat /app/classpath.txt)" io.flashsale.launcher.FlashsaleApplication "$@"

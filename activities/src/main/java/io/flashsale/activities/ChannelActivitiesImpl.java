@@ -1,18 +1,26 @@
 package io.flashsale.activities;
 
+
 import io.flashsale.workflows.ChannelActivities;
 import io.flashsale.workflows.ChannelAnswer;
+import io.flashsale.paymentchannel.ChannelReply;
+import io.flashsale.paymentchannel.ChargeRequest;
+import io.flashsale.paymentchannel.PaymentChannel;
+import io.flashsale.paymentchannel.RefundRequest;
 import io.temporal.failure.ApplicationFailure;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Channel calls as activities. Idempotent at the channel: charge by merchant order, refund by key. */
+/**
+ * Channel calls as activities, through the {@link PaymentChannel} port. Idempotent at the channel:
+ * charge by merchant order, refund by key.
+ */
 public class ChannelActivitiesImpl implements ChannelActivities {
   private static final Logger log = LoggerFactory.getLogger(ChannelActivitiesImpl.class);
 
-  private final ChannelClient client;
+  private final PaymentChannel client;
 
-  public ChannelActivitiesImpl(ChannelClient client) {
+  public ChannelActivitiesImpl(PaymentChannel client) {
     this.client = client;
   }
 
@@ -22,14 +30,14 @@ public class ChannelActivitiesImpl implements ChannelActivities {
 
   @Override
   public ChannelAnswer charge(String orderId, long amount) {
-    ChannelAnswer a = client.charge(orderId, amount);
+    ChannelAnswer a = answer(client.charge(new ChargeRequest(orderId, amount)));
     log.info("order {} charge {} -> {} ({})", orderId, amount, a.result(), a.detail());
     return a;
   }
 
   @Override
   public ChannelAnswer query(String orderId) {
-    ChannelAnswer a = client.query(orderId);
+    ChannelAnswer a = answer(client.query(orderId));
     log.info("order {} query -> {}", orderId, a.result());
     return a;
   }
@@ -40,16 +48,17 @@ public class ChannelActivitiesImpl implements ChannelActivities {
       log.warn("order {} close SKIPPED (negative control): acting as if CLOSED", orderId);
       return new ChannelAnswer(ChannelAnswer.CLOSED, null, "close skipped");
     }
-    ChannelAnswer a = client.close(orderId);
+    ChannelAnswer a = answer(client.close(orderId));
     log.info("order {} close -> {}", orderId, a.result());
     return a;
   }
 
   @Override
   public ChannelAnswer refund(String orderId, long amount) {
-    ChannelAnswer a = client.refund(orderId, refundKey(orderId), amount);
+    ChannelReply reply = client.refund(new RefundRequest(orderId, refundKey(orderId), amount));
+    ChannelAnswer a = answer(reply);
     log.info("order {} refund {} -> {} ({})", orderId, refundKey(orderId), a.result(), a.detail());
-    if (a.detail() != null && a.detail().startsWith("refund answered 4")) {
+    if (reply.refused()) {
       // a definite refusal (not charged, other amount, refunded under another key): retrying the
       // same request cannot help; the workflow waits and tries a later round, an operator looks
       throw ApplicationFailure.newNonRetryableFailure("refund of " + orderId + " refused: " + a.detail(),
@@ -60,5 +69,10 @@ public class ChannelActivitiesImpl implements ChannelActivities {
       throw new IllegalStateException("refund of " + orderId + " not confirmed: " + a.result() + " " + a.detail());
     }
     return a;
+  }
+
+  /** The activity's result as workflow histories record it. */
+  static ChannelAnswer answer(ChannelReply reply) {
+    return new ChannelAnswer(reply.result().name(), reply.txn(), reply.detail());
   }
 }

@@ -1,5 +1,11 @@
 package io.flashsale.activities;
 
+import io.flashsale.persistence.Database;
+import io.flashsale.persistence.Inventory;
+import io.flashsale.persistence.OrderRow;
+import io.flashsale.persistence.OrderTx;
+import io.flashsale.persistence.OrderTransitions;
+
 import io.flashsale.workflows.CommandOutcome;
 import io.flashsale.workflows.CreateOutcome;
 import io.flashsale.workflows.ChannelAnswer;
@@ -111,7 +117,7 @@ public class OrderActivitiesImpl implements OrderActivities {
         return new CreateResult(taken.refusal(), null, List.of());
       }
       String orderId = nextOrderId(c);
-      String key = firstReservationKey(orderId);
+      String key = Inventory.firstReservationKey(orderId);
       Inventory.hold(c, key, req.tenant(), req.sku(), req.subject(), req.quantity(), reservationTtl);
       OrderRow row = new OrderRow(orderId, req.tenant(), req.subject(), req.requestKey(), req.payload(), req.sku(),
           req.quantity(), unitPrice * req.quantity(), OrderStatus.CREATED, 1, key, 1, workflowId);
@@ -120,11 +126,6 @@ public class OrderActivitiesImpl implements OrderActivities {
       log.info("order {} CREATED for {}/{} key {}", orderId, req.tenant(), req.subject(), req.requestKey());
       return new CreateResult(CreateOutcome.CREATED, row.view(), List.of(t));
     });
-  }
-
-  /** The reservation a create holds (a re-reserve after a late payment takes /r2, /r3, ...). */
-  public static String firstReservationKey(String orderId) {
-    return orderId + "/r1";
   }
 
   /**

@@ -1,5 +1,10 @@
 package io.flashsale.activities;
 
+import io.flashsale.persistence.Inventory;
+
+import io.flashsale.persistence.OrderRow;
+import io.flashsale.persistence.OrderTx;
+
 import io.flashsale.workflows.OrderStatus;
 import java.sql.SQLException;
 import java.time.Duration;

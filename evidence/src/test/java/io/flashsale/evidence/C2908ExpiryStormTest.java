@@ -1,6 +1,6 @@
 package io.flashsale.evidence;
 
-import io.flashsale.api.cli.HttpJson;
+import io.flashsale.launcher.cli.HttpJson;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

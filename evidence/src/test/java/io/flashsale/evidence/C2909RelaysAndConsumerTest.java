@@ -1,8 +1,8 @@
 package io.flashsale.evidence;
 
-import io.flashsale.activities.Database;
-import io.flashsale.api.cli.HttpJson;
-import io.flashsale.api.outbox.OutboxRelay;
+import io.flashsale.persistence.Database;
+import io.flashsale.launcher.cli.HttpJson;
+import io.flashsale.outbox.OutboxRelay;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;

@@ -1,7 +1,7 @@
 package io.flashsale.evidence;
 
-import io.flashsale.api.cli.HttpJson;
-import io.flashsale.api.outbox.OutboxRelay;
+import io.flashsale.launcher.cli.HttpJson;
+import io.flashsale.outbox.OutboxRelay;
 import java.sql.Connection;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

@@ -1,7 +1,7 @@
 package io.flashsale.evidence;
 
 import io.flashsale.activities.Safeguards;
-import io.flashsale.api.cli.HttpJson;
+import io.flashsale.launcher.cli.HttpJson;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;

@@ -1,8 +1,8 @@
 package io.flashsale.evidence;
 
-import io.flashsale.api.cli.HttpJson;
-import io.flashsale.api.fulfillment.FulfillmentConsumer;
-import io.flashsale.api.outbox.OutboxRelay;
+import io.flashsale.launcher.cli.HttpJson;
+import io.flashsale.fulfillment.FulfillmentConsumer;
+import io.flashsale.outbox.OutboxRelay;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.AfterAllCallback;

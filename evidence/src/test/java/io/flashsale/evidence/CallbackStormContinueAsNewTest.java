@@ -1,6 +1,6 @@
 package io.flashsale.evidence;
 
-import io.flashsale.api.cli.HttpJson;
+import io.flashsale.launcher.cli.HttpJson;
 import io.temporal.api.common.v1.WorkflowExecution;
 import io.temporal.api.workflow.v1.WorkflowExecutionInfo;
 import io.temporal.api.workflowservice.v1.DescribeWorkflowExecutionRequest;

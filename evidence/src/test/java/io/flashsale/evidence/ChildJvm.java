@@ -24,7 +24,7 @@ final class ChildJvm implements AutoCloseable {
     String java = ProcessHandle.current().info().command().orElse("java");
     List<String> cmd = new ArrayList<>(List.of(java, "-Xmx256m", "-cp", System.getProperty("java.class.path")));
     systemProperties.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
-    cmd.add("io.flashsale.api.FlashsaleApplication");
+    cmd.add("io.flashsale.launcher.FlashsaleApplication");
     cmd.addAll(List.of(args));
     Path dir = Path.of("target", "children");
     Files.createDirectories(dir);

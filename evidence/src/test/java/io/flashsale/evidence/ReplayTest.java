@@ -1,5 +1,6 @@
 package io.flashsale.evidence;
 
+
 import io.flashsale.workflows.OrderWorkflowImpl;
 import io.temporal.testing.WorkflowReplayer;
 import java.io.IOException;

@@ -1,6 +1,6 @@
 package io.flashsale.evidence;
 
-import io.flashsale.activities.Database;
+import io.flashsale.persistence.Database;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.util.ArrayList;

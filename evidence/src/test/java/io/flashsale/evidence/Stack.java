@@ -2,10 +2,10 @@ package io.flashsale.evidence;
 
 import io.dropwizard.testing.ConfigOverride;
 import io.dropwizard.testing.DropwizardTestSupport;
-import io.flashsale.activities.Database;
-import io.flashsale.api.FlashsaleApplication;
-import io.flashsale.api.FlashsaleConfiguration;
-import io.flashsale.api.cli.HttpJson;
+import io.flashsale.persistence.Database;
+import io.flashsale.launcher.FlashsaleApplication;
+import io.flashsale.launcher.FlashsaleConfiguration;
+import io.flashsale.launcher.cli.HttpJson;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.util.ArrayList;
@@ -113,7 +113,7 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
     wiring = ((FlashsaleApplication) support.getApplication()).wiring();
     api = new HttpJson("http://127.0.0.1:" + apiPort, null);
     admin = new HttpJson("http://127.0.0.1:" + adminPort, null);
-    channel = new HttpJson(wiring.channel().baseUrl(), null);
+    channel = new HttpJson(wiring.channelUrl(), null);
     sql = new Sql(wiring.db());
   }
 
@@ -139,7 +139,7 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
     p.put("dw.database.url", wiring.jdbcUrl());
     p.put("dw.temporal.target", "127.0.0.1:" + temporalPort);
     p.put("dw.temporal.engine", "external");
-    p.put("dw.channel.baseUrl", wiring.channel().baseUrl());
+    p.put("dw.channel.baseUrl", wiring.channelUrl());
     p.put("dw.channel.notifyUrl", "http://127.0.0.1:" + wiring.apiPort() + "/callbacks/payment");
     p.put("dw.channel.timeoutMs", String.valueOf(channelTimeoutMs));
     p.put("dw.logging.level", "INFO");

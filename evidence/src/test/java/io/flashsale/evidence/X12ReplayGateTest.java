@@ -1,7 +1,7 @@
 package io.flashsale.evidence;
 
-import io.flashsale.api.cli.HttpJson;
-import io.flashsale.api.replay.ReplayGate;
+import io.flashsale.launcher.cli.HttpJson;
+import io.flashsale.launcher.replay.ReplayGate;
 import io.flashsale.workflows.CommandResult;
 import io.flashsale.workflows.OrderWorkflowImpl;
 import io.temporal.workflow.Workflow;

@@ -1,6 +1,6 @@
 package io.flashsale.evidence;
 
-import io.flashsale.api.cli.HttpJson;
+import io.flashsale.launcher.cli.HttpJson;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;

@@ -1,7 +1,7 @@
 package io.flashsale.evidence;
 
-import io.flashsale.api.cli.HttpJson;
-import io.flashsale.api.embedded.DevServer;
+import io.flashsale.launcher.cli.HttpJson;
+import io.flashsale.launcher.embedded.DevServer;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;

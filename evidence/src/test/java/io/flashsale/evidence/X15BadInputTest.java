@@ -1,6 +1,6 @@
 package io.flashsale.evidence;
 
-import io.flashsale.api.cli.HttpJson;
+import io.flashsale.launcher.cli.HttpJson;
 import io.flashsale.paymentchannel.CallbackSignatures;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;

@@ -2,7 +2,7 @@ package io.flashsale.evidence;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.flashsale.api.auth.TokenService;
-import io.flashsale.api.cli.HttpJson;
+import io.flashsale.launcher.cli.HttpJson;
 import java.io.FileInputStream;
 import java.io.InputStream;
 import java.net.URI;

@@ -1,7 +1,7 @@
 package io.flashsale.evidence;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.flashsale.api.cli.HttpJson;
+import io.flashsale.launcher.cli.HttpJson;
 import io.flashsale.paymentchannel.CallbackSignatures;
 import java.io.ByteArrayInputStream;
 import java.net.URI;

@@ -1,6 +1,6 @@
 package io.flashsale.evidence;
 
-import io.flashsale.api.cli.HttpJson;
+import io.flashsale.launcher.cli.HttpJson;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

@@ -7,7 +7,7 @@ import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.AppenderBase;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
-import io.flashsale.api.cli.HttpJson;
+import io.flashsale.launcher.cli.HttpJson;
 import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;

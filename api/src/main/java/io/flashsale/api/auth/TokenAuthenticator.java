@@ -1,7 +1,7 @@
 package io.flashsale.api.auth;
 
 import io.dropwizard.auth.Authenticator;
-import io.flashsale.activities.Principals;
+import io.flashsale.persistence.Principals;
 import io.flashsale.api.core.ApiError;
 import java.util.Optional;
 

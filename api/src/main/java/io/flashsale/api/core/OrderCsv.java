@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.SequenceWriter;
 import com.fasterxml.jackson.dataformat.csv.CsvGenerator;
 import com.fasterxml.jackson.dataformat.csv.CsvMapper;
 import com.fasterxml.jackson.dataformat.csv.CsvSchema;
-import io.flashsale.activities.OrderQueries.OrderDetails;
+import io.flashsale.persistence.OrderQueries.OrderDetails;
 import java.io.IOException;
 import java.io.Writer;
 

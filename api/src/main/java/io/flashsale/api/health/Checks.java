@@ -1,8 +1,8 @@
 package io.flashsale.api.health;
 
 import com.codahale.metrics.health.HealthCheck;
-import io.flashsale.activities.ChannelClient;
-import io.flashsale.activities.Database;
+import io.flashsale.paymentchannel.PaymentChannel;
+import io.flashsale.persistence.Database;
 import io.temporal.api.workflowservice.v1.GetSystemInfoRequest;
 import io.temporal.serviceclient.WorkflowServiceStubs;
 
@@ -35,11 +35,11 @@ public final class Checks {
     };
   }
 
-  public static HealthCheck channel(ChannelClient channel) {
+  public static HealthCheck channel(PaymentChannel channel) {
     return new HealthCheck() {
       @Override
       protected Result check() {
-        return channel.reachable() ? Result.healthy() : Result.unhealthy("channel " + channel.baseUrl() + " unreachable");
+        return channel.reachable() ? Result.healthy() : Result.unhealthy("channel " + channel.describe() + " unreachable");
       }
     };
   }

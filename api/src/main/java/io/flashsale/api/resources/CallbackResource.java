@@ -2,12 +2,12 @@ package io.flashsale.api.resources;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.flashsale.activities.Notifications;
-import io.flashsale.activities.OrderQueries;
-import io.flashsale.activities.OrderQueries.OrderDetails;
+import io.flashsale.persistence.Notifications;
+import io.flashsale.persistence.OrderQueries;
+import io.flashsale.persistence.OrderQueries.OrderDetails;
 import io.flashsale.api.core.ApiError;
 import io.flashsale.api.core.Bodies;
-import io.flashsale.api.core.Orders;
+import io.flashsale.workflows.Orders;
 import io.flashsale.paymentchannel.CallbackSignatures;
 import io.flashsale.workflows.Notice;
 import jakarta.ws.rs.Consumes;

@@ -2,10 +2,10 @@ package io.flashsale.api.resources;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.dropwizard.auth.Auth;
-import io.flashsale.activities.OrderQueries;
-import io.flashsale.activities.OrderQueries.OrderDetails;
-import io.flashsale.activities.OrderQueries.TimelineEntry;
-import io.flashsale.activities.Principals;
+import io.flashsale.persistence.OrderQueries;
+import io.flashsale.persistence.OrderQueries.OrderDetails;
+import io.flashsale.persistence.OrderQueries.TimelineEntry;
+import io.flashsale.persistence.Principals;
 import io.flashsale.api.auth.Caller;
 import io.flashsale.api.core.ApiError;
 import jakarta.ws.rs.GET;

@@ -4,13 +4,13 @@ import io.flashsale.workflows.CommandOutcome;
 import io.flashsale.workflows.CreateOutcome;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.dropwizard.auth.Auth;
-import io.flashsale.activities.OrderQueries;
-import io.flashsale.activities.OrderQueries.OrderDetails;
-import io.flashsale.activities.Skus;
+import io.flashsale.persistence.OrderQueries;
+import io.flashsale.persistence.OrderQueries.OrderDetails;
+import io.flashsale.persistence.Skus;
 import io.flashsale.api.auth.Caller;
 import io.flashsale.api.core.ApiError;
 import io.flashsale.api.core.Bodies;
-import io.flashsale.api.core.Orders;
+import io.flashsale.workflows.Orders;
 import io.flashsale.workflows.CommandResult;
 import io.flashsale.workflows.CreateOrder;
 import io.flashsale.workflows.CreateResult;
@@ -113,7 +113,7 @@ public class OrderResource {
   static Map<String, Object> createdAnswer(OrderDetails o) {
     OrderDetails asCreated = new OrderDetails(o.orderId(), o.tenant(), o.subject(), o.requestKey(),
         io.flashsale.workflows.OrderStatus.CREATED.name(), 1, o.sku(), o.quantity(), o.amount(), o.note(),
-        io.flashsale.activities.OrderActivitiesImpl.firstReservationKey(o.orderId()), "HELD", o.workflowId(),
+        io.flashsale.persistence.Inventory.firstReservationKey(o.orderId()), "HELD", o.workflowId(),
         o.createdAt(), o.timeline().stream().filter(t -> t.version() == 1).toList());
     Map<String, Object> out = new LinkedHashMap<>();
     out.put("outcome", CreateOutcome.CREATED);

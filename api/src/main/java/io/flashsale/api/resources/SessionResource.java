@@ -1,7 +1,7 @@
 package io.flashsale.api.resources;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.flashsale.activities.Principals;
+import io.flashsale.persistence.Principals;
 import io.flashsale.api.auth.TokenService;
 import io.flashsale.api.core.ApiError;
 import jakarta.ws.rs.Consumes;

@@ -1,7 +1,7 @@
 package io.flashsale.api.tasks;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.flashsale.activities.Reconciler;
+import io.flashsale.reconciliation.Reconciler;
 import java.io.PrintWriter;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,10 +17,10 @@ public class ReconcileTask extends AdminTask {
   private static final ObjectMapper JSON = new ObjectMapper();
   private final Reconciler reconciler;
   private final Reconciler.WorkflowCheck workflows;
-  private final io.flashsale.api.core.OrphanRepair repair;
+  private final io.flashsale.reconciliation.OrphanRepair repair;
 
   public ReconcileTask(Reconciler reconciler, Reconciler.WorkflowCheck workflows,
-      io.flashsale.api.core.OrphanRepair repair) {
+      io.flashsale.reconciliation.OrphanRepair repair) {
     super("reconcile", Set.of("format", "repair"));
     this.reconciler = reconciler;
     this.workflows = workflows;
@@ -32,13 +32,13 @@ public class ReconcileTask extends AdminTask {
   protected synchronized void run(TaskParams params, PrintWriter out) throws Exception {
     String repairParam = params.choice("repair", "false", Set.of("true", "false"));
     String format = params.choice("format", "text", Set.of("text", "json"));
-    List<io.flashsale.api.core.OrphanRepair.Repaired> repaired =
+    List<io.flashsale.reconciliation.OrphanRepair.Repaired> repaired =
         repairParam.equals("true") ? repair.run() : List.of();
     repair.awaitLoaded(repaired, java.time.Duration.ofSeconds(15));
     Reconciler.Report r = reconciler.run(workflows);
     if (format.equals("json")) {
       Map<String, Object> body = new LinkedHashMap<>();
-      body.put("repaired", repaired.stream().map(io.flashsale.api.core.OrphanRepair.Repaired::line).toList());
+      body.put("repaired", repaired.stream().map(io.flashsale.reconciliation.OrphanRepair.Repaired::line).toList());
       body.put("classes", r.classes());
       body.put("mismatches", r.mismatches());
       body.put("pending", r.pending());

@@ -1,6 +1,6 @@
 package io.flashsale.api.tasks;
 
-import io.flashsale.activities.Principals;
+import io.flashsale.persistence.Principals;
 import io.flashsale.api.auth.TokenService;
 import java.io.PrintWriter;
 import java.util.Set;

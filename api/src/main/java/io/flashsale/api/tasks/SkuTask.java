@@ -1,6 +1,6 @@
 package io.flashsale.api.tasks;
 
-import io.flashsale.activities.Skus;
+import io.flashsale.persistence.Skus;
 import io.flashsale.api.auth.TokenService;
 import io.flashsale.api.resources.OrderResource;
 import java.io.PrintWriter;

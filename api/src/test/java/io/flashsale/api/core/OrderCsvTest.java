@@ -2,7 +2,7 @@ package io.flashsale.api.core;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.flashsale.activities.OrderQueries.OrderDetails;
+import io.flashsale.persistence.OrderQueries.OrderDetails;
 import java.io.StringWriter;
 import java.util.List;
 import org.junit.jupiter.api.Test;

@@ -2,8 +2,8 @@ package io.flashsale.api.resources;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import io.flashsale.activities.OrderQueries.OrderDetails;
-import io.flashsale.activities.OrderQueries.TimelineEntry;
+import io.flashsale.persistence.OrderQueries.OrderDetails;
+import io.flashsale.persistence.OrderQueries.TimelineEntry;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

@@ -77,10 +77,10 @@ class OpenApiContractTest {
   @Test
   void everyResourceClassIsRegisteredByTheApplication() throws Exception {
     // the contract is of the running API: a resource class nobody registers would be documented in vain
-    String app = Files.readString(Paths.get("src/main/java/io/flashsale/api/FlashsaleApplication.java"));
+    String app = Files.readString(Paths.get("src/main/java/io/flashsale/api/RestApi.java"));
     for (Class<?> c : resourceClasses()) {
       assertTrue(app.contains("new " + c.getSimpleName() + "(") || app.contains("new " + c.getName() + "("),
-          c.getSimpleName() + " is not registered in FlashsaleApplication");
+          c.getSimpleName() + " is not registered in RestApi");
     }
   }
 

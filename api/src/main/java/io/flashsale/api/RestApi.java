@@ -1,0 +1,109 @@
+package io.flashsale.api;
+
+import com.codahale.metrics.Gauge;
+import io.dropwizard.auth.AuthDynamicFeature;
+import io.dropwizard.auth.AuthValueFactoryProvider;
+import io.dropwizard.core.setup.Environment;
+import io.flashsale.api.auth.Caller;
+import io.flashsale.api.auth.JsonUnauthorizedHandler;
+import io.flashsale.api.auth.SessionAuthFilter;
+import io.flashsale.api.auth.TokenAuthenticator;
+import io.flashsale.api.auth.TokenService;
+import io.flashsale.api.core.BodyLimit;
+import io.flashsale.api.core.ErrorMappers;
+import io.flashsale.api.core.JsonErrorHandler;
+import io.flashsale.api.core.UndeclaredMethodFilter;
+import io.flashsale.api.health.Checks;
+import io.flashsale.api.observe.OrderMdc;
+import io.flashsale.api.resources.CallbackResource;
+import io.flashsale.api.resources.OpenApiResource;
+import io.flashsale.api.resources.OrderEventsResource;
+import io.flashsale.api.resources.OrderResource;
+import io.flashsale.api.resources.SessionResource;
+import io.flashsale.api.tasks.ReconcileTask;
+import io.flashsale.api.tasks.RevokeTask;
+import io.flashsale.api.tasks.SkuTask;
+import io.flashsale.api.tasks.TaskErrors;
+import io.flashsale.api.tasks.UnrevokeTask;
+import io.flashsale.paymentchannel.PaymentChannel;
+import io.flashsale.persistence.Database;
+import io.flashsale.persistence.Notifications;
+import io.flashsale.persistence.OrderQueries;
+import io.flashsale.persistence.Principals;
+import io.flashsale.persistence.Skus;
+import io.flashsale.reconciliation.OrphanRepair;
+import io.flashsale.reconciliation.Reconciler;
+import io.flashsale.reconciliation.WorkflowAudit;
+import io.flashsale.workflows.Orders;
+import io.temporal.serviceclient.WorkflowServiceStubs;
+import jakarta.servlet.DispatcherType;
+import java.util.EnumSet;
+import org.glassfish.jersey.server.ServerProperties;
+
+/**
+ * The REST service put onto a Dropwizard environment: filters, error mappers, resources, admin
+ * tasks, health checks. The launcher builds what it needs and calls {@link #register} once.
+ */
+public final class RestApi {
+
+  /** The API's limits and switches (config keys of the same names). */
+  public record Settings(long maxBodyBytes, int maxCreatesInFlight, int maxExports, int maxEventStreams,
+      long maxEventStreamMs, long eventStreamHeartbeatMs, String callbackSecret, boolean devLogin,
+      Boolean secureCookie) {}
+
+  /** What the API talks to. */
+  public record Services(Database db, Orders orders, TokenService tokens, PaymentChannel channel,
+      WorkflowServiceStubs temporal, Reconciler reconciler, WorkflowAudit audit, OrphanRepair repair) {}
+
+  private RestApi() {}
+
+  public static void register(Environment env, Settings s, Services d) {
+    OrderQueries queries = new OrderQueries(d.db());
+    Principals principals = new Principals(d.db());
+    Skus skus = new Skus(d.db());
+
+    // stream as written (SSE, CSV): no buffering of the first 8 KiB to compute a Content-Length
+    env.jersey().property(ServerProperties.OUTBOUND_CONTENT_LENGTH_BUFFER, 0);
+    env.jersey().register(new AuthDynamicFeature(new SessionAuthFilter.Builder(d.tokens())
+        .setAuthenticator(new TokenAuthenticator(d.tokens(), principals))
+        .setPrefix("Bearer")
+        .setUnauthorizedHandler(new JsonUnauthorizedHandler())
+        .buildAuthFilter()));
+    env.jersey().register(new AuthValueFactoryProvider.Binder<>(Caller.class));
+    env.jersey().register(new BodyLimit(s.maxBodyBytes()));
+    env.jersey().register(new OrderMdc.JerseyFilter());
+    env.servlets().addFilter("order-mdc", new OrderMdc.ClearFilter()).addMappingForUrlPatterns(null, false, "/*");
+    env.jersey().register(new ErrorMappers.MalformedJson());
+    env.jersey().register(new ErrorMappers.WebErrors());
+    env.jersey().register(new ErrorMappers.Unexpected());
+
+    if (s.devLogin()) env.jersey().register(new SessionResource(d.tokens(), principals, s.secureCookie()));
+    OrderResource orderResource = new OrderResource(d.orders(), queries, skus, s.maxCreatesInFlight(), s.maxExports());
+    env.jersey().register(orderResource);
+    OrderEventsResource eventsResource = new OrderEventsResource(queries, principals, s.maxEventStreams(),
+        s.maxEventStreamMs(), s.eventStreamHeartbeatMs());
+    env.jersey().register(eventsResource);
+    env.jersey().register(new CallbackResource(new Notifications(d.db()), queries, d.orders(), s.callbackSecret()));
+    env.jersey().register(new OpenApiResource());
+    env.metrics().register("flashsale.sse.open", (Gauge<Integer>) () -> eventsResource.openStreams(s.maxEventStreams()));
+    env.metrics().register("flashsale.exports.open", (Gauge<Integer>) orderResource::openExports);
+
+    // errors answered before Jersey (bad path, undeclared method) are JSON with a stable code too
+    env.getApplicationContext().setErrorHandler(new JsonErrorHandler());
+    env.lifecycle().addServerLifecycleListener(server -> server.setErrorHandler(new JsonErrorHandler()));
+    env.servlets().addFilter("undeclared-methods", new UndeclaredMethodFilter(OpenApiResource.load()))
+        .addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), true, "/*");
+
+    env.admin().addTask(new SkuTask(skus));
+    env.admin().addTask(new RevokeTask(principals));
+    env.admin().addTask(new UnrevokeTask(principals));
+    env.admin().addTask(new ReconcileTask(d.reconciler(), d.audit(), d.repair()));
+    // refused task calls answer a JSON 4xx instead of the TaskServlet's 500 (see AdminTask)
+    env.admin().addFilter("task-errors", new TaskErrors()).addMappingForUrlPatterns(
+        EnumSet.of(DispatcherType.REQUEST), true, "/tasks/*");
+
+    env.healthChecks().register("postgresql", Checks.postgres(d.db()));
+    env.healthChecks().register("temporal", Checks.temporal(d.temporal()));
+    env.healthChecks().register("channel", Checks.channel(d.channel()));
+  }
+}

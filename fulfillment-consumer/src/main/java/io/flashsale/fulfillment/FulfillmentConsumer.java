@@ -1,0 +1,152 @@
+package io.flashsale.fulfillment;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpServer;
+import io.dropwizard.lifecycle.Managed;
+import io.flashsale.persistence.Database;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.sql.PreparedStatement;
+import java.util.concurrent.Executors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The downstream fulfillment service: receives order events over HTTP on its own port, with its
+ * own pool and schema. Dedup by event id (DUPLICATE), a per-order version guard (STALE), every
+ * arrival logged; an ORDER_PAID that applies ships the order once.
+ */
+public final class FulfillmentConsumer implements Managed {
+  private static final Logger log = LoggerFactory.getLogger(FulfillmentConsumer.class);
+  private static final ObjectMapper JSON = new ObjectMapper();
+  public static final String SCHEMA = "fulfillment";
+
+  /**
+   * Test-only switch for the negative control C29-18: off, the consumer neither dedups by event id
+   * nor guards by version. No configuration reaches it.
+   */
+  public static volatile boolean dedup = true;
+
+  private final Database db;
+  private final String host;
+  private final int port;
+  private HttpServer server;
+  private java.util.concurrent.ExecutorService handlers;
+
+  public FulfillmentConsumer(Database db, String host, int port) {
+    this.db = db;
+    this.host = host;
+    this.port = port;
+  }
+
+  /** JDBC url of the consumer's own access path: same server, its own schema. */
+  public static String jdbcUrl(String ordersUrl) {
+    return ordersUrl + (ordersUrl.contains("?") ? "&" : "?") + "currentSchema=" + SCHEMA;
+  }
+
+  public void migrate() {
+    db.migrate("classpath:db/fulfillment", SCHEMA);
+  }
+
+  public String url() {
+    return "http://" + host + ":" + port + "/events";
+  }
+
+  /** Applies one event; returns APPLIED, DUPLICATE or STALE. */
+  public String receive(long eventId, String orderId, String eventType, int orderVersion) {
+    String effect = db.inTx(c -> {
+      if (dedup) {
+        try (PreparedStatement ps = c.prepareStatement(
+            "INSERT INTO ful_inbox (event_id) VALUES (?) ON CONFLICT DO NOTHING")) {
+          ps.setLong(1, eventId);
+          if (ps.executeUpdate() == 0) return "DUPLICATE";
+        }
+      }
+      try (PreparedStatement ps = c.prepareStatement(
+          "INSERT INTO fulfillment (order_id, last_version, last_event, ship_count) VALUES (?, ?, ?, ?)"
+              + " ON CONFLICT (order_id) DO UPDATE SET last_version = EXCLUDED.last_version,"
+              + " last_event = EXCLUDED.last_event, ship_count = fulfillment.ship_count + EXCLUDED.ship_count"
+              + (dedup ? " WHERE fulfillment.last_version < EXCLUDED.last_version" : ""))) {
+        ps.setString(1, orderId);
+        ps.setInt(2, orderVersion);
+        ps.setString(3, eventType);
+        ps.setInt(4, "ORDER_PAID".equals(eventType) ? 1 : 0);
+        return ps.executeUpdate() == 0 ? "STALE" : "APPLIED";
+      }
+    });
+    db.read(c -> {
+      try (PreparedStatement ps = c.prepareStatement(
+          "INSERT INTO ful_received (event_id, order_id, effect) VALUES (?, ?, ?)")) {
+        ps.setLong(1, eventId);
+        ps.setString(2, orderId);
+        ps.setString(3, effect);
+        return ps.executeUpdate();
+      }
+    });
+    try (var mdc = org.slf4j.MDC.putCloseable(io.flashsale.workflows.LogKeys.ORDER_ID, orderId)) {
+      log.info("order {} event {} {} v{} -> {}", orderId, eventId, eventType, orderVersion, effect);
+    }
+    return effect;
+  }
+
+  @Override
+  public void start() throws IOException {
+    server = HttpServer.create(new InetSocketAddress(host, port), 64);
+    handlers = Executors.newFixedThreadPool(8, r -> {
+      Thread t = new Thread(r, "fulfillment");
+      t.setDaemon(true);
+      return t;
+    });
+    server.setExecutor(handlers);
+    server.createContext("/events", this::handle);
+    server.start();
+    log.info("fulfillment consumer at {}", url());
+  }
+
+  private void handle(HttpExchange ex) throws IOException {
+    int status;
+    String body;
+    try {
+      if (!"POST".equals(ex.getRequestMethod())) {
+        status = 405;
+        body = "{\"error\":\"METHOD_NOT_ALLOWED\"}";
+      } else {
+        JsonNode e = JSON.readTree(ex.getRequestBody().readAllBytes());
+        if (!e.path("event_id").isIntegralNumber() || !e.path("order_id").isTextual()
+            || !e.path("event_type").isTextual() || !e.path("order_version").isIntegralNumber()) {
+          status = 400;
+          body = "{\"error\":\"BAD_EVENT\"}";
+        } else {
+          String effect = receive(e.path("event_id").asLong(), e.path("order_id").asText(),
+              e.path("event_type").asText(), e.path("order_version").asInt());
+          status = 200;
+          body = "{\"effect\":\"" + effect + "\"}";
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      log.error("fulfillment event failed", e);
+      status = e instanceof com.fasterxml.jackson.core.JsonProcessingException ? 400 : 500;
+      body = status == 400 ? "{\"error\":\"MALFORMED_JSON\"}" : "{\"error\":\"INTERNAL\"}";
+    }
+    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+    ex.getResponseHeaders().set("Content-Type", "application/json");
+    ex.sendResponseHeaders(status, bytes.length);
+    try (OutputStream out = ex.getResponseBody()) {
+      out.write(bytes);
+    }
+  }
+
+  @Override
+  public void stop() throws InterruptedException {
+    if (server != null) server.stop(1);
+    if (handlers != null) {
+      handlers.shutdown();
+      handlers.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+    }
+    db.close();
+  }
+}

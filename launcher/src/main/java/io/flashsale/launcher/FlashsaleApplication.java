@@ -1,0 +1,249 @@
+package io.flashsale.launcher;
+
+import io.dropwizard.core.Application;
+import io.dropwizard.core.server.DefaultServerFactory;
+import io.dropwizard.core.setup.Bootstrap;
+import io.dropwizard.core.setup.Environment;
+import io.dropwizard.jetty.HttpConnectorFactory;
+import io.dropwizard.lifecycle.Managed;
+import io.flashsale.activities.ChannelActivitiesImpl;
+import io.flashsale.paymentchannel.PaymentChannel;
+import io.flashsale.paymentchannel.http.HttpPaymentChannel;
+import io.flashsale.persistence.Database;
+import io.flashsale.activities.OrderActivitiesImpl;
+import io.flashsale.reconciliation.Reconciler;
+import io.flashsale.persistence.Skus;
+import io.flashsale.api.RestApi;
+import io.flashsale.api.auth.TokenService;
+import io.flashsale.launcher.cli.ChannelCommand;
+import io.flashsale.launcher.cli.ReconcileCommand;
+import io.flashsale.launcher.cli.RelayCommand;
+import io.flashsale.launcher.cli.WorkerCommand;
+import io.flashsale.reconciliation.WorkflowAudit;
+import io.flashsale.fulfillment.FulfillmentConsumer;
+import io.flashsale.outbox.OutboxRelay;
+import io.flashsale.workflows.Orders;
+import io.flashsale.launcher.embedded.EmbeddedStack;
+import java.io.File;
+import java.io.FileInputStream;
+import java.io.FileNotFoundException;
+import java.io.InputStream;
+import java.time.Clock;
+import java.time.Duration;
+
+/** flashsale: REST API, worker and (in the embedded mode) the whole stack in one process. */
+public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(FlashsaleApplication.class);
+
+  /** What run() built, for the demo command and in-process tests. */
+  public record Wiring(Database db, Orders orders, Reconciler reconciler, PaymentChannel channel, Skus skus,
+      TemporalRuntime temporal, io.flashsale.launcher.TemporalEngine engine, EmbeddedStack stack, FulfillmentConsumer consumer, OutboxRelay relay,
+      WorkflowAudit workflowAudit, String jdbcUrl, String channelUrl, int apiPort, int adminPort, String callbackSecret) {}
+
+  private volatile Wiring wiring;
+
+  public static void main(String[] args) throws Exception {
+    new FlashsaleApplication().run(args);
+  }
+
+  public Wiring wiring() {
+    return wiring;
+  }
+
+  @Override
+  public String getName() {
+    return "flashsale";
+  }
+
+  @Override
+  public void initialize(Bootstrap<FlashsaleConfiguration> bootstrap) {
+    // a path that is not a file names a bundled config (embedded.yml)
+    // ${VAR} and ${VAR:-default} in the YAML come from the environment
+    bootstrap.setConfigurationSourceProvider(new io.dropwizard.configuration.SubstitutingSourceProvider(path -> {
+      File f = new File(path);
+      if (f.isFile()) return new FileInputStream(f);
+      InputStream in = FlashsaleApplication.class.getClassLoader().getResourceAsStream(path);
+      if (in == null) throw new FileNotFoundException(path);
+      return in;
+    }, new io.dropwizard.configuration.EnvironmentVariableSubstitutor(false)));
+    bootstrap.addCommand(new ReconcileCommand());
+    bootstrap.addCommand(new ChannelCommand());
+    bootstrap.addCommand(new RelayCommand());
+    bootstrap.addCommand(new WorkerCommand());
+    bootstrap.addCommand(new io.flashsale.launcher.cli.ReplayCommand());
+    for (CommandPlugin plugin : java.util.ServiceLoader.load(CommandPlugin.class)) plugin.addCommands(bootstrap, this);
+  }
+
+  @Override
+  public void run(FlashsaleConfiguration cfg, Environment env) throws Exception {
+    try {
+      start(cfg, env);
+    } catch (Exception | Error e) {
+      // the local pieces run in their own process groups: a failed start must not leave them running
+      EmbeddedStack started = startedStack;
+      if (started != null) started.close();
+      throw e;
+    }
+  }
+
+  /** The local pieces once they run, so a failed start can stop them. */
+  private volatile EmbeddedStack startedStack;
+
+  private void start(FlashsaleConfiguration cfg, Environment env) throws Exception {
+    SecretsCheck.require(cfg);
+    if (cfg.embedded && (cfg.channel.callbackSecret == null || cfg.channel.callbackSecret.isBlank())) {
+      // the local default signs every callback too: a random key per start, shared with the stub, so
+      // no local process can post a CHARGED notice the channel did not send
+      byte[] key = new byte[32];
+      new java.security.SecureRandom().nextBytes(key);
+      cfg.channel.callbackSecret = java.util.HexFormat.of().formatHex(key);
+    }
+    int apiPort = port(cfg, true);
+    int adminPort = port(cfg, false);
+
+    EmbeddedStack stack = null;
+    String jdbcUrl = cfg.database.url;
+    String temporalTarget = cfg.temporal.target;
+    String channelUrl = cfg.channel.baseUrl;
+    io.flashsale.launcher.TemporalEngine engine = EmbeddedStack.resolve(cfg);
+    if (!cfg.embedded && engine != io.flashsale.launcher.TemporalEngine.EXTERNAL) {
+      throw new IllegalArgumentException("temporal.engine " + engine.configName() + " needs the local default"
+          + " (embedded: true); production connects to a cluster (engine external)");
+    }
+    if (cfg.embedded) {
+      stack = EmbeddedStack.start(cfg, engine);
+      startedStack = stack;
+      jdbcUrl = stack.jdbcUrl();
+      if (engine != io.flashsale.launcher.TemporalEngine.EXTERNAL) temporalTarget = stack.temporalTarget();
+      channelUrl = stack.channelUrl();
+      EmbeddedStack started = stack;
+      env.lifecycle().manage(new Managed() {
+        @Override
+        public void stop() {
+          started.close();
+        }
+      });
+    }
+
+    Database db = new Database(jdbcUrl, cfg.database.user, cfg.database.password, cfg.database.maxPoolSize,
+        io.flashsale.launcher.DatabaseTimeouts.connectionTimeout(cfg.database));
+    env.lifecycle().manage(new Managed() {
+      @Override
+      public void stop() {
+        db.close();
+      }
+    });
+    db.migrate();
+    Skus skus = new Skus(db);
+    if (cfg.seed.enabled && skus.remaining(cfg.seed.tenant, cfg.seed.sku) < 0) {
+      skus.upsert(cfg.seed.tenant, cfg.seed.sku, cfg.seed.total, cfg.seed.unitPrice, cfg.seed.perUserLimit);
+    }
+
+    String notifyUrl = cfg.channel.notifyUrl == null || cfg.channel.notifyUrl.isBlank()
+        ? "http://127.0.0.1:" + apiPort + "/callbacks/payment"
+        : cfg.channel.notifyUrl;
+    PaymentChannel channel = new HttpPaymentChannel(channelUrl, notifyUrl, Duration.ofMillis(cfg.channel.timeoutMs));
+
+    boolean external = engine == io.flashsale.launcher.TemporalEngine.EXTERNAL;
+    io.flashsale.launcher.observe.SdkMetrics metrics = new io.flashsale.launcher.observe.SdkMetrics();
+    env.admin().addServlet("prometheus", metrics.servlet()).addMapping(io.flashsale.launcher.observe.SdkMetrics.PATH);
+    TemporalRuntime temporal = new TemporalRuntime(temporalTarget, cfg.temporal.namespace,
+        cfg.temporal.workflowCacheSize, external ? cfg.temporal.tls : null, external ? cfg.temporal.apiKey : "", metrics);
+    boolean inMemory = engine == io.flashsale.launcher.TemporalEngine.EMBEDDED;
+    if (!inMemory) temporal.awaitReady(cfg.temporal.namespace, Duration.ofSeconds(60));
+    temporal.ensureSearchAttributes(cfg.temporal.namespace, inMemory);
+    if (cfg.worker) {
+      temporal.registerWorker(new OrderActivitiesImpl(db, Duration.ofMillis(cfg.orders.reservationTtlMs)),
+          new ChannelActivitiesImpl(channel), cfg.workerWorkflows, cfg.workerActivities,
+        TemporalRuntime.workerOptions(cfg.database.maxPoolSize, cfg.temporal));
+    }
+    env.lifecycle().manage(new Managed() {
+      @Override
+      public void stop() {
+        metrics.close(); // managed before the runtime, so it stops after the worker and the stubs
+      }
+    });
+    env.lifecycle().manage(temporal);
+
+    FulfillmentConsumer consumer = null;
+    if (cfg.consumer.enabled) {
+      consumer = new FulfillmentConsumer(new Database(FulfillmentConsumer.jdbcUrl(jdbcUrl), cfg.database.user,
+          cfg.database.password, 4), cfg.consumer.host, cfg.consumer.port);
+      consumer.migrate();
+      env.lifecycle().manage(consumer);
+    }
+    OutboxRelay relay = null;
+    if (cfg.relay.enabled) {
+      String consumerUrl = cfg.relay.consumerUrl == null || cfg.relay.consumerUrl.isBlank()
+          ? "http://" + cfg.consumer.host + ":" + cfg.consumer.port + "/events"
+          : cfg.relay.consumerUrl;
+      relay = new OutboxRelay(db, consumerUrl, cfg.relay.batchSize, cfg.relay.pollMs, "embedded");
+      env.lifecycle().manage(relay);
+    }
+
+    Orders orders = new Orders(temporal.client(), cfg.orders.toSettings(), Duration.ofMillis(cfg.temporal.callDeadlineMs));
+    io.flashsale.reconciliation.OrphanRepair repair = new io.flashsale.reconciliation.OrphanRepair(db, temporal.service(),
+        cfg.temporal.namespace, orders);
+    if (cfg.temporal.repairOrphansAtStart && cfg.worker) {
+      // after the worker started (managed above): every non-final order gets its workflow back
+      env.lifecycle().manage(new Managed() {
+        @Override
+        public void start() {
+          var repaired = repair.run();
+          if (!repaired.isEmpty()) log.warn("{} orders had no running workflow and were resumed", repaired.size());
+        }
+      });
+    }
+    Reconciler reconciler = new Reconciler(db, channel);
+    TokenService tokens = new TokenService(TokenService.keys(cfg.auth.secret, cfg.auth.keys), cfg.auth.signingKeyId,
+        cfg.auth.tokenTtlSeconds, Clock.systemUTC());
+    WorkflowAudit audit = new WorkflowAudit(temporal.service(), temporal.client(), cfg.temporal.namespace);
+    RestApi.register(env,
+        new RestApi.Settings(cfg.maxBodyBytes, cfg.maxCreatesInFlight, cfg.maxExports, cfg.maxEventStreams,
+            cfg.maxEventStreamMs, cfg.eventStreamHeartbeatMs, cfg.channel.callbackSecret,
+            cfg.auth.devLoginEnabled(cfg.embedded), cfg.auth.secureCookie),
+        new RestApi.Services(db, orders, tokens, channel, temporal.service(), reconciler, audit, repair));
+
+    wiring = new Wiring(db, orders, reconciler, channel, skus, temporal, engine, stack, consumer, relay, audit, jdbcUrl, channelUrl,
+        apiPort, adminPort, cfg.channel.callbackSecret);
+    EmbeddedStack shown = stack;
+    io.flashsale.launcher.TemporalEngine shownEngine = engine;
+    String shownTarget = temporalTarget;
+    env.lifecycle().addServerLifecycleListener(server -> banner(cfg, shown, shownEngine, shownTarget, apiPort,
+        adminPort));
+  }
+
+  private static void banner(FlashsaleConfiguration cfg, EmbeddedStack stack, io.flashsale.launcher.TemporalEngine engine,
+      String temporalTarget, int apiPort, int adminPort) {
+    String api = "http://127.0.0.1:" + apiPort;
+    StringBuilder sb = new StringBuilder("\n=== flashsale is up ===\n");
+    sb.append("API        ").append(api).append('\n');
+    sb.append("admin      http://127.0.0.1:").append(adminPort).append("  (healthcheck, tasks/sku, tasks/reconcile)\n");
+    sb.append("Temporal   ").append(temporalTarget).append("  (").append(engine.configName()).append(", namespace ")
+        .append(cfg.temporal.namespace).append(")\n");
+    if (stack != null) {
+      stack.webUi().ifPresent(ui -> sb.append("Web UI     ").append(ui).append("/namespaces/")
+          .append(cfg.temporal.namespace).append("/workflows\n"));
+      sb.append("data       ").append(stack.dataDir()).append("  (kept across restarts)\n");
+      sb.append("channel    ").append(stack.channelUrl()).append('\n');
+      sb.append("PostgreSQL ").append(stack.jdbcUrl()).append("  data ").append(stack.postgresDir()).append('\n');
+      sb.append("consumer   http://").append(cfg.consumer.host).append(':').append(cfg.consumer.port)
+          .append("/events  (fulfillment; fed by the outbox relay)\n");
+    }
+    sb.append("\nTry it:\n")
+        .append("  TOKEN=$(curl -s -XPOST ").append(api)
+        .append("/session -H 'Content-Type: application/json' -d '{\"tenant\":\"t1\",\"subject\":\"user-0042\"}'")
+        .append(" | sed 's/.*\"token\":\"\\([^\"]*\\)\".*/\\1/')\n")
+        .append("  curl -s -XPOST ").append(api).append("/orders -H \"Authorization: Bearer $TOKEN\"")
+        .append(" -H 'Content-Type: application/json' -d '{\"request_key\":\"k1\",\"sku\":\"sku-lab-01\",\"quantity\":1}'\n")
+        .append("  curl -s -XPOST ").append(api).append("/orders/ord-0001/pay -H \"Authorization: Bearer $TOKEN\"\n")
+        .append("  curl -s ").append(api).append("/orders/ord-0001 -H \"Authorization: Bearer $TOKEN\"\n");
+    System.out.println(sb);
+  }
+
+  private static int port(FlashsaleConfiguration cfg, boolean application) {
+    DefaultServerFactory f = (DefaultServerFactory) cfg.getServerFactory();
+    var connectors = application ? f.getApplicationConnectors() : f.getAdminConnectors();
+    return ((HttpConnectorFactory) connectors.get(0)).getPort();
+  }
+}

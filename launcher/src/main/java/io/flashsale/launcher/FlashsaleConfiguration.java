@@ -1,0 +1,194 @@
+package io.flashsale.launcher;
+
+import com.fasterxml.jackson.annotation.JsonProperty;
+import io.dropwizard.core.Configuration;
+import io.flashsale.workflows.OrderSettings;
+
+/**
+ * Everything configurable; the defaults are the embedded mode (docs/DESIGN.md §Engines and
+ * configuration).
+ */
+public class FlashsaleConfiguration extends Configuration {
+
+  /**
+   * The local default: PostgreSQL (embedded binaries) and the channel stub start with the service,
+   * and Temporal per {@code temporal.engine}. False: every piece is external (production).
+   */
+  @JsonProperty public boolean embedded = true;
+  /**
+   * Where the local default keeps its state across restarts: PostgreSQL's data directory, the
+   * dev server's database and the channel stub's ledger. Relative paths are against the
+   * working directory (the launcher runs from the project). Ignored when not embedded.
+   */
+  @JsonProperty public String dataDir = "data";
+
+  @JsonProperty public DatabaseSettings database = new DatabaseSettings();
+  @JsonProperty public TemporalSettings temporal = new TemporalSettings();
+  @JsonProperty public ChannelSettings channel = new ChannelSettings();
+  @JsonProperty public AuthSettings auth = new AuthSettings();
+  @JsonProperty public OrderTimings orders = new OrderTimings();
+  @JsonProperty public SeedSettings seed = new SeedSettings();
+  /** Creates in flight at once; past it POST /orders answers 503 OVERLOADED at once, with Retry-After. */
+  @JsonProperty public int maxCreatesInFlight = 256;
+  /** CSV exports streaming at once (each holds a database connection); past it 503. */
+  @JsonProperty public int maxExports = 4;
+  /** Request bodies larger than this are refused with 413 BODY_TOO_LARGE before they are read. */
+  @JsonProperty public long maxBodyBytes = 16 * 1024;
+  /** Open order event streams (SSE) at once; past it 503. */
+  @JsonProperty public int maxEventStreams = 100;
+  /** An event stream ends after this long; the client resumes with Last-Event-ID. */
+  @JsonProperty public long maxEventStreamMs = 600_000;
+  /** Keep-alive comment interval; a client that went away is noticed at the next write. */
+  @JsonProperty public long eventStreamHeartbeatMs = 15_000;
+  @JsonProperty public RelaySettings relay = new RelaySettings();
+  @JsonProperty public ConsumerSettings consumer = new ConsumerSettings();
+  /** Run a Temporal worker in this process ... */
+  @JsonProperty public boolean worker = true;
+  /** ... hosting the order workflows ... */
+  @JsonProperty public boolean workerWorkflows = true;
+  /** ... and the activities (database and channel calls). */
+  @JsonProperty public boolean workerActivities = true;
+
+  public static class DatabaseSettings {
+    /** External PostgreSQL; ignored when embedded. */
+    @JsonProperty public String url;
+    @JsonProperty public String user = "postgres";
+    @JsonProperty public String password = "";
+    @JsonProperty public int maxPoolSize = 16;
+    /** How long a caller waits for a pooled connection; must stay below the 15 s database activity timeout. */
+    @JsonProperty public long connectionTimeoutMs = 5_000;
+    /** Embedded PostgreSQL: port (0 = any free) and data directory (empty = &lt;dataDir&gt;/postgres). */
+    @JsonProperty public int embeddedPort = 0;
+    @JsonProperty public String embeddedDataDir = "";
+  }
+
+  public static class TemporalSettings {
+    /**
+     * auto: the Temporal CLI dev server when a {@code temporal} binary is found, else the in-memory
+     * engine; dev-server / embedded: that one or fail; external: connect to {@code target}. Only
+     * auto and external make sense when {@code embedded} is false (auto then means external).
+     */
+    @JsonProperty public TemporalEngine engine = TemporalEngine.AUTO;
+    /** The frontend to connect to (external engine). */
+    @JsonProperty public String target = "127.0.0.1:7233";
+    @JsonProperty public String namespace = "default";
+    /** Port the local engine (dev server or in-memory) listens on, on 127.0.0.1. */
+    @JsonProperty public int embeddedPort = 7233;
+    /** The dev server's Web UI port (127.0.0.1); 0 = no UI. */
+    @JsonProperty public int uiPort = 8233;
+    /** The dev server's SQLite file; empty = &lt;dataDir&gt;/temporal.db; "memory" = not kept. */
+    @JsonProperty public String devServerDbFile = "";
+    /** The temporal CLI binary; empty = PATH, then the project's .tools/bin. */
+    @JsonProperty public String cliPath = "";
+    /** External engine: TLS (Temporal Cloud needs it; mTLS with a client certificate and key). */
+    @JsonProperty public TlsSettings tls = new TlsSettings();
+    /** External engine: an API key sent as a bearer token (Temporal Cloud API keys); empty = none. */
+    @JsonProperty public String apiKey = "";
+    /**
+     * How long an HTTP request waits for the engine (create, pay, cancel); past it 503 with
+     * Retry-After, and the same request may be sent again.
+     */
+    @JsonProperty public long callDeadlineMs = 10_000;
+    /** Start a workflow for every non-final order that has none, when the service starts. */
+    @JsonProperty public boolean repairOrphansAtStart = true;
+    /**
+     * Workflows a worker keeps cached (sticky execution); 0 turns caching and the sticky queue off.
+     * Null: the SDK default.
+     */
+    @JsonProperty public Integer workflowCacheSize;
+    /** Activities one worker runs at once; 0 = twice database.maxPoolSize. */
+    @JsonProperty public int activitySlots = 0;
+    /** Concurrent pollers for activity and workflow tasks. */
+    @JsonProperty public int activityPollers = 2;
+    @JsonProperty public int workflowPollers = 2;
+  }
+
+  public static class TlsSettings {
+    @JsonProperty public boolean enabled = false;
+    /** PEM CA bundle for the server certificate; empty = the JVM's trust store. */
+    @JsonProperty public String caCertFile = "";
+    /** PEM client certificate and PKCS#8 key for mTLS; both empty = server-side TLS only. */
+    @JsonProperty public String clientCertFile = "";
+    @JsonProperty public String clientKeyFile = "";
+    /** Overrides the name checked against the server certificate (SNI / authority). */
+    @JsonProperty public String serverName = "";
+  }
+
+  public static class ChannelSettings {
+    /** External channel; ignored when embedded. */
+    @JsonProperty public String baseUrl;
+    @JsonProperty public String host = "127.0.0.1";
+    @JsonProperty public int embeddedPort = 8090;
+    /** The charge / query / close HTTP timeout. */
+    @JsonProperty public long timeoutMs = 300;
+    /** Where the channel posts callbacks; empty = this API's /callbacks/payment. */
+    @JsonProperty public String notifyUrl = "";
+    /** When set, callbacks must carry a valid X-Channel-Signature. */
+    @JsonProperty public String callbackSecret = "";
+  }
+
+  public static class AuthSettings {
+    /**
+     * POST /session hands out tokens for any tenant/subject: for laptops and tests only. Unset: on
+     * in the local default (embedded), off everywhere else.
+     */
+    @JsonProperty public Boolean devLogin;
+
+    public boolean devLoginEnabled(boolean embedded) {
+      return devLogin == null ? embedded : devLogin;
+    }
+    /** HMAC key for session tokens (the key id "default"); empty with no keys = a random key per start. */
+    @JsonProperty public String secret = "";
+    /**
+     * More token keys, id → secret, for rotation: a token is verified with the key its id names,
+     * so tokens signed with a retiring key stay valid while that key is listed.
+     */
+    @JsonProperty public java.util.Map<String, String> keys = new java.util.LinkedHashMap<>();
+    /** The key that signs new tokens; required when more than one key is configured. */
+    @JsonProperty public String signingKeyId = "";
+    @JsonProperty public long tokenTtlSeconds = 3600;
+    /**
+     * The session cookie's Secure flag. Unset: when the request came over TLS (an HTTPS connector,
+     * or X-Forwarded-Proto on a connector with useForwardedHeaders); true: always, e.g. behind a TLS proxy; false: never.
+     */
+    @JsonProperty public Boolean secureCookie;
+  }
+
+  public static class OrderTimings {
+    @JsonProperty public long reservationTtlMs = 60_000;
+    @JsonProperty public long unknownFirstQueryMs = 1_000;
+    @JsonProperty public long unknownQueryCapMs = 60_000;
+    @JsonProperty public long lateNoticeWindowMs = 600_000;
+    /** A long-lived order (e.g. a callback storm) continues as new past this many history events. */
+    @JsonProperty public int continueAsNewAfterEvents = 4_000;
+
+    public OrderSettings toSettings() {
+      return new OrderSettings(reservationTtlMs, unknownFirstQueryMs, unknownQueryCapMs, lateNoticeWindowMs,
+          continueAsNewAfterEvents);
+    }
+  }
+
+  public static class RelaySettings {
+    @JsonProperty public boolean enabled = true;
+    @JsonProperty public int batchSize = 20;
+    @JsonProperty public long pollMs = 200;
+    /** Where events go; empty = the embedded consumer. */
+    @JsonProperty public String consumerUrl = "";
+  }
+
+  public static class ConsumerSettings {
+    /** Run the fulfillment consumer (own port, own schema and pool) in this process. */
+    @JsonProperty public boolean enabled = true;
+    @JsonProperty public String host = "127.0.0.1";
+    @JsonProperty public int port = 8092;
+  }
+
+  public static class SeedSettings {
+    @JsonProperty public boolean enabled = true;
+    @JsonProperty public String tenant = "t1";
+    @JsonProperty public String sku = "sku-lab-01";
+    @JsonProperty public int total = 20;
+    @JsonProperty public long unitPrice = 1990;
+    @JsonProperty public int perUserLimit = 3;
+  }
+}

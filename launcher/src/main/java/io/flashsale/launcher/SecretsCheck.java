@@ -1,0 +1,54 @@
+package io.flashsale.launcher;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+
+/**
+ * Outside the local default (embedded: false) the service holds real money: it refuses to start
+ * with a token key (auth.secret and every one of auth.keys) or callback secret that is missing,
+ * shorter than 32 bytes, a known placeholder, or a ${VAR} that the environment did not fill. The
+ * local default makes its own random secrets.
+ */
+public final class SecretsCheck {
+  /** The shipped examples' placeholders and the usual suspects. */
+  static final Set<String> PLACEHOLDERS = Set.of("change-me", "change-me-too", "changeme", "secret", "password",
+      "default", "test");
+  static final int MIN_BYTES = 32;
+
+  private SecretsCheck() {}
+
+  /** What is wrong, one line each; empty when the configuration may start. */
+  public static List<String> problems(FlashsaleConfiguration cfg) {
+    List<String> out = new ArrayList<>();
+    if (cfg.embedded) return out;
+    // every token key can sign or verify: each one must be a real secret
+    boolean anyKey = cfg.auth.keys != null && !cfg.auth.keys.isEmpty();
+    if (!anyKey || (cfg.auth.secret != null && !cfg.auth.secret.isBlank())) check("auth.secret", cfg.auth.secret, out);
+    if (anyKey) cfg.auth.keys.forEach((id, secret) -> check("auth.keys." + id, secret, out));
+    check("channel.callbackSecret", cfg.channel.callbackSecret, out);
+    return out;
+  }
+
+  public static void require(FlashsaleConfiguration cfg) {
+    List<String> problems = problems(cfg);
+    if (!problems.isEmpty()) {
+      throw new IllegalStateException("refusing to start outside the local default: " + String.join("; ", problems)
+          + ". Set them from the environment (see README: production secrets), e.g. with openssl rand -hex 32");
+    }
+  }
+
+  private static void check(String name, String value, List<String> out) {
+    if (value == null || value.isBlank()) {
+      out.add(name + " is missing");
+    } else if (value.contains("${")) {
+      out.add(name + " is an unset environment variable (" + value + ")");
+    } else if (PLACEHOLDERS.contains(value.trim().toLowerCase(Locale.ROOT))) {
+      out.add(name + " is the placeholder '" + value + "'");
+    } else if (value.getBytes(StandardCharsets.UTF_8).length < MIN_BYTES) {
+      out.add(name + " is shorter than " + MIN_BYTES + " bytes");
+    }
+  }
+}

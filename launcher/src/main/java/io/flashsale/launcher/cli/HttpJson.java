@@ -1,0 +1,89 @@
+package io.flashsale.launcher.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+
+/** A small JSON-over-HTTP client for the demo, the CLI and the experiments. */
+public final class HttpJson {
+  public static final ObjectMapper JSON = new ObjectMapper();
+
+  public record Reply(int status, JsonNode body, String raw) {
+    public String text(String field) {
+      return body == null ? null : body.path(field).asText(null);
+    }
+  }
+
+  private final HttpClient http;
+  private final String base;
+  private final String token;
+
+  public HttpJson(String base, String token) {
+    this(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build(), base, token);
+  }
+
+  private HttpJson(HttpClient http, String base, String token) {
+    this.http = http;
+    this.base = base;
+    this.token = token;
+  }
+
+  public String token() {
+    return token;
+  }
+
+  /** The same client (one connection pool) acting with another token. */
+  public HttpJson as(String token) {
+    return new HttpJson(http, base, token);
+  }
+
+  public Reply get(String path) {
+    return send(builder(path).GET());
+  }
+
+  public Reply post(String path, Object body) {
+    try {
+      String json = body == null ? "" : body instanceof String s ? s : JSON.writeValueAsString(body);
+      return send(builder(path).header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(json)));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  /** Dev login: a client carrying the token of tenant/subject. */
+  public HttpJson login(String tenant, String subject) {
+    Reply r = post("/session", java.util.Map.of("tenant", tenant, "subject", subject));
+    if (r.status() != 200) throw new IllegalStateException("login failed: " + r.status() + " " + r.raw());
+    return as(r.text("token"));
+  }
+
+  private HttpRequest.Builder builder(String path) {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(60));
+    if (token != null) b.header("Authorization", "Bearer " + token);
+    return b;
+  }
+
+  private Reply send(HttpRequest.Builder b) {
+    try {
+      HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+      JsonNode body = null;
+      try {
+        body = r.body().isBlank() ? null : JSON.readTree(r.body());
+      } catch (IOException notJson) {
+        // plain text (admin tasks): keep raw only
+      }
+      return new Reply(r.statusCode(), body, r.body());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+}

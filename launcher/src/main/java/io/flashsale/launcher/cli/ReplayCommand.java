@@ -1,0 +1,89 @@
+package io.flashsale.launcher.cli;
+
+import io.dropwizard.core.cli.Command;
+import io.dropwizard.core.setup.Bootstrap;
+import io.flashsale.launcher.replay.ReplayGate;
+import io.temporal.serviceclient.WorkflowServiceStubs;
+import io.temporal.serviceclient.WorkflowServiceStubsOptions;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import net.sourceforge.argparse4j.inf.Namespace;
+import net.sourceforge.argparse4j.inf.Subparser;
+
+/**
+ * ./flashsale replay: the replay gate before a workflow deploy. Replays exported histories
+ * (--dir) or recent executions from the engine (--target) against the current OrderWorkflowImpl;
+ * exit 0 all replayed, 1 some failed (each named), 2 nothing could be read.
+ */
+public class ReplayCommand extends Command {
+  public static final int OK = 0;
+  public static final int FAILED = 1;
+  public static final int NOTHING_READ = 2;
+
+  public ReplayCommand() {
+    super("replay", "replay workflow histories (a folder of exported JSON, or recent executions from Temporal)"
+        + " against the current workflow code; exit 1 if any is nondeterministic");
+  }
+
+  @Override
+  public void configure(Subparser subparser) {
+    subparser.addArgument("--dir").help("folder of exported histories (*.json); without it the engine is asked");
+    subparser.addArgument("--target").setDefault("127.0.0.1:7233").help("Temporal frontend host:port");
+    subparser.addArgument("--namespace").setDefault("default");
+    subparser.addArgument("--query").setDefault(ReplayGate.DEFAULT_QUERY).help("visibility query of the executions");
+    subparser.addArgument("--limit").type(Integer.class).setDefault(ReplayGate.DEFAULT_LIMIT)
+        .help("with the default query: every running order workflow plus this many closed ones, newest first;"
+            + " with another query: at most this many");
+  }
+
+  @Override
+  public void run(Bootstrap<?> bootstrap, Namespace ns) {
+    int code = execute(new ReplayGate(), ns.getString("dir"), ns.getString("target"), ns.getString("namespace"),
+        ns.getString("query"), ns.getInt("limit"), System.out, System.err);
+    System.out.flush();
+    System.err.flush();
+    System.exit(code); // also 0: the replay environment's threads must not keep the JVM up
+  }
+
+  /** Everything but the exit: the process exit code (0, 1, 2). */
+  public static int execute(ReplayGate gate, String dir, String target, String namespace, String query, int limit,
+      PrintStream out, PrintStream err) {
+    ReplayGate.Report report;
+    try {
+      if (dir != null) {
+        report = gate.replayDirectory(Path.of(dir));
+      } else {
+        report = fromEngine(gate, target, namespace, query, limit);
+      }
+    } catch (Exception e) {
+      err.println("replay: nothing read from " + (dir != null ? dir : target + " (namespace " + namespace + ")")
+          + ": " + e);
+      return NOTHING_READ;
+    }
+    for (ReplayGate.Outcome o : report.outcomes()) out.println(o.line());
+    out.println(report.summary());
+    if (report.historiesRead() == 0) {
+      err.println("replay: no history could be read from "
+          + (dir != null ? dir : target + " (namespace " + namespace + ", query " + query + ")"));
+      return NOTHING_READ;
+    }
+    if (!report.failures().isEmpty()) {
+      err.println("replay: " + report.failures().size() + " failed: " + String.join(" ", report.failedNames()));
+      return FAILED;
+    }
+    return OK;
+  }
+
+  private static ReplayGate.Report fromEngine(ReplayGate gate, String target, String namespace, String query,
+      int limit) {
+    WorkflowServiceStubs service =
+        WorkflowServiceStubs.newServiceStubs(WorkflowServiceStubsOptions.newBuilder().setTarget(target).build());
+    try {
+      return gate.replayEngine(service, namespace, query, limit);
+    } finally {
+      service.shutdown();
+      service.awaitTermination(5, TimeUnit.SECONDS);
+    }
+  }
+}

@@ -1,0 +1,67 @@
+package io.flashsale.launcher.cli;
+
+import io.dropwizard.core.cli.ConfiguredCommand;
+import io.dropwizard.core.setup.Bootstrap;
+import io.flashsale.activities.ChannelActivitiesImpl;
+import io.flashsale.paymentchannel.PaymentChannel;
+import io.flashsale.paymentchannel.http.HttpPaymentChannel;
+import io.flashsale.persistence.Database;
+import io.flashsale.activities.OrderActivitiesImpl;
+import io.flashsale.launcher.FlashsaleConfiguration;
+import io.flashsale.launcher.TemporalRuntime;
+import io.flashsale.launcher.observe.SdkMetrics;
+import java.time.Duration;
+import net.sourceforge.argparse4j.inf.Namespace;
+
+/**
+ * ./flashsale worker config.yml: workflows + activities only, against an external PostgreSQL,
+ * Temporal frontend and channel (the split production mode; run more of them to scale out).
+ */
+public class WorkerCommand extends ConfiguredCommand<FlashsaleConfiguration> {
+  public WorkerCommand() {
+    super("worker", "run a Temporal worker for orders (no API) against the configured database, Temporal, channel");
+  }
+
+  @Override
+  public void configure(net.sourceforge.argparse4j.inf.Subparser subparser) {
+    super.configure(subparser);
+    subparser.addArgument("--metrics-port").dest("metricsPort").type(Integer.class).setDefault(0)
+        .help("serve the Temporal SDK metrics at http://HOST:PORT" + SdkMetrics.PATH + " (0: off)");
+    subparser.addArgument("--metrics-host").dest("metricsHost").setDefault("127.0.0.1")
+        .help("the address the metrics port binds (default 127.0.0.1)");
+  }
+
+  @Override
+  protected void run(Bootstrap<FlashsaleConfiguration> bootstrap, Namespace ns, FlashsaleConfiguration cfg)
+      throws Exception {
+    if (cfg.database.url == null || cfg.channel.baseUrl == null || cfg.channel.notifyUrl == null || cfg.channel.notifyUrl.isBlank()) {
+      throw new IllegalArgumentException("a worker needs database.url, channel.baseUrl and channel.notifyUrl");
+    }
+    Database db = new Database(cfg.database.url, cfg.database.user, cfg.database.password, cfg.database.maxPoolSize,
+        io.flashsale.launcher.DatabaseTimeouts.connectionTimeout(cfg.database));
+    PaymentChannel channel = new HttpPaymentChannel(cfg.channel.baseUrl, cfg.channel.notifyUrl,
+        Duration.ofMillis(cfg.channel.timeoutMs));
+    SdkMetrics metrics = new SdkMetrics();
+    Integer metricsPort = ns.getInt("metricsPort");
+    if (metricsPort != null && metricsPort > 0) {
+      metrics.serve(ns.getString("metricsHost"), metricsPort);
+      System.out.println("worker metrics at http://" + ns.getString("metricsHost") + ":" + metricsPort + SdkMetrics.PATH);
+    }
+    TemporalRuntime temporal = new TemporalRuntime(cfg.temporal.target, cfg.temporal.namespace,
+        cfg.temporal.workflowCacheSize, cfg.temporal.tls, cfg.temporal.apiKey, metrics);
+    // a worker may be the first process on a namespace: an unregistered attribute would fail its workflow tasks
+    temporal.ensureSearchAttributes(cfg.temporal.namespace, false);
+    temporal.registerWorker(new OrderActivitiesImpl(db, Duration.ofMillis(cfg.orders.reservationTtlMs)),
+        new ChannelActivitiesImpl(channel), cfg.workerWorkflows, cfg.workerActivities,
+        TemporalRuntime.workerOptions(cfg.database.maxPoolSize, cfg.temporal));
+    temporal.start();
+    System.out.println("worker polling " + cfg.temporal.target + " (workflows=" + cfg.workerWorkflows + ", activities="
+        + cfg.workerActivities + ", pid " + ProcessHandle.current().pid() + ")");
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      temporal.stop();
+      metrics.close();
+      db.close();
+    }));
+    Thread.currentThread().join();
+  }
+}

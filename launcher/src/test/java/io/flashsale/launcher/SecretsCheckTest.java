@@ -1,0 +1,69 @@
+package io.flashsale.launcher;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class SecretsCheckTest {
+  private static final String GOOD = "0123456789abcdef0123456789abcdef";
+
+  private static FlashsaleConfiguration production(String tokenSecret, String callbackSecret) {
+    FlashsaleConfiguration cfg = new FlashsaleConfiguration();
+    cfg.embedded = false;
+    cfg.auth.secret = tokenSecret;
+    cfg.channel.callbackSecret = callbackSecret;
+    return cfg;
+  }
+
+  @Test
+  void theLocalDefaultMakesItsOwnSecrets() {
+    assertTrue(SecretsCheck.problems(new FlashsaleConfiguration()).isEmpty());
+  }
+
+  @Test
+  void productionRefusesMissingShortPlaceholderAndUnsetSecrets() {
+    assertEquals(List.of("auth.secret is missing", "channel.callbackSecret is missing"),
+        SecretsCheck.problems(production("", null)));
+    assertEquals(List.of("auth.secret is the placeholder 'change-me-too'",
+            "channel.callbackSecret is the placeholder 'change-me'"),
+        SecretsCheck.problems(production("change-me-too", "change-me")));
+    assertEquals(List.of("auth.secret is shorter than 32 bytes"), SecretsCheck.problems(production("short", GOOD)));
+    assertEquals(List.of("channel.callbackSecret is an unset environment variable (${FLASHSALE_CALLBACK_SECRET})"),
+        SecretsCheck.problems(production(GOOD, "${FLASHSALE_CALLBACK_SECRET}")));
+    IllegalStateException e = assertThrows(IllegalStateException.class,
+        () -> SecretsCheck.require(production("change-me-too", "change-me")));
+    assertTrue(e.getMessage().startsWith("refusing to start outside the local default"), e.getMessage());
+    assertTrue(SecretsCheck.problems(production(GOOD, GOOD + "x")).isEmpty());
+  }
+
+  @Test
+  void everyTokenKeyIsChecked() {
+    FlashsaleConfiguration cfg = production("", GOOD);
+    cfg.auth.keys.put("k2", GOOD);
+    cfg.auth.keys.put("k1", "change-me");
+    cfg.auth.keys.put("k0", "${FLASHSALE_TOKEN_KEY_K0}");
+    assertEquals(List.of("auth.keys.k1 is the placeholder 'change-me'",
+        "auth.keys.k0 is an unset environment variable (${FLASHSALE_TOKEN_KEY_K0})"), SecretsCheck.problems(cfg));
+    cfg.auth.keys.remove("k1");
+    cfg.auth.keys.remove("k0");
+    assertTrue(SecretsCheck.problems(cfg).isEmpty(), "keys alone, no auth.secret: fine");
+    cfg.auth.secret = "short";
+    assertEquals(List.of("auth.secret is shorter than 32 bytes"), SecretsCheck.problems(cfg),
+        "auth.secret next to keys is a key too");
+  }
+
+  @Test
+  void devLoginIsOnOnlyInTheLocalDefaultUnlessSetExplicitly() {
+    FlashsaleConfiguration cfg = new FlashsaleConfiguration();
+    assertTrue(cfg.auth.devLoginEnabled(true));
+    assertFalse(cfg.auth.devLoginEnabled(false));
+    cfg.auth.devLogin = true;
+    assertTrue(cfg.auth.devLoginEnabled(false));
+    cfg.auth.devLogin = false;
+    assertFalse(cfg.auth.devLoginEnabled(true));
+  }
+}

@@ -1,0 +1,135 @@
+package io.flashsale.paymentchannel.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.flashsale.paymentchannel.ChannelReply;
+import io.flashsale.paymentchannel.ChannelResult;
+import io.flashsale.paymentchannel.ChargeRequest;
+import io.flashsale.paymentchannel.PaymentChannel;
+import io.flashsale.paymentchannel.RefundRequest;
+import io.flashsale.paymentchannel.StatementRow;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The payment channel over its HTTP contract (docs/DESIGN.md §Channel contract): JSON requests,
+ * replies within {@code timeout}, callbacks to {@code notifyUrl}. Every call without a definite
+ * reply answers UNKNOWN; a 4xx without a result is a refusal of the request.
+ */
+public final class HttpPaymentChannel implements PaymentChannel {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+  private final String baseUrl;
+  private final String notifyUrl;
+  private final Duration timeout;
+
+  public HttpPaymentChannel(String baseUrl, String notifyUrl, Duration timeout) {
+    this.baseUrl = baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl;
+    this.notifyUrl = notifyUrl;
+    this.timeout = timeout;
+  }
+
+  @Override
+  public String describe() {
+    return baseUrl;
+  }
+
+  @Override
+  public ChannelReply charge(ChargeRequest request) {
+    return call("charge", post("/charge", Map.of("merchant_order", request.merchantOrder(), "amount", request.amount(),
+        "notify_url", notifyUrl)), "result");
+  }
+
+  @Override
+  public ChannelReply query(String merchantOrder) {
+    return call("query", HttpRequest.newBuilder(URI.create(baseUrl + "/charges/" + merchantOrder)).timeout(timeout)
+        .GET().build(), "status");
+  }
+
+  @Override
+  public ChannelReply close(String merchantOrder) {
+    return call("close", post("/close", Map.of("merchant_order", merchantOrder)), "status");
+  }
+
+  @Override
+  public ChannelReply refund(RefundRequest request) {
+    return call("refund", post("/refund", Map.of("merchant_order", request.merchantOrder(),
+        "refund_key", request.refundKey(), "amount", request.amount())), "result");
+  }
+
+  /** No short timeout: the statement is not on the payment path. */
+  @Override
+  public List<StatementRow> statement() throws IOException, InterruptedException {
+    HttpResponse<String> r = http.send(
+        HttpRequest.newBuilder(URI.create(baseUrl + "/statement")).timeout(Duration.ofSeconds(10)).GET().build(),
+        HttpResponse.BodyHandlers.ofString());
+    if (r.statusCode() != 200) throw new IOException("statement answered " + r.statusCode());
+    List<StatementRow> rows = new ArrayList<>();
+    for (JsonNode row : JSON.readTree(r.body()).path("rows")) {
+      StatementRow.Movement movement = switch (row.path("type").asText()) {
+        case "CHARGE" -> StatementRow.Movement.CHARGE;
+        case "REFUND" -> StatementRow.Movement.REFUND;
+        default -> StatementRow.Movement.OTHER;
+      };
+      rows.add(new StatementRow(row.path("merchant_order").asText(), movement, row.path("amount").asLong()));
+    }
+    return rows;
+  }
+
+  /**
+   * One query of a probe merchant order, which any channel of this contract answers (NOT_FOUND)
+   * cheaply, unlike the whole statement.
+   */
+  @Override
+  public boolean reachable() {
+    return query("health-probe").definite();
+  }
+
+  private HttpRequest post(String path, Map<String, Object> body) {
+    try {
+      return HttpRequest.newBuilder(URI.create(baseUrl + path))
+          .timeout(timeout)
+          .header("Content-Type", "application/json")
+          .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)))
+          .build();
+    } catch (IOException e) {
+      throw new IllegalArgumentException(e);
+    }
+  }
+
+  private ChannelReply call(String what, HttpRequest request, String field) {
+    HttpResponse<String> r;
+    try {
+      r = http.send(request, HttpResponse.BodyHandlers.ofString());
+    } catch (HttpTimeoutException e) {
+      return ChannelReply.unknown("timeout");
+    } catch (IOException e) {
+      return ChannelReply.unknown("io error");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return ChannelReply.unknown("interrupted");
+    }
+    try {
+      JsonNode body = JSON.readTree(r.body());
+      if (r.statusCode() == 200 || (r.statusCode() == 409 && body.has("result"))) {
+        String word = body.path(field).asText(body.path("result").asText(body.path("status").asText()));
+        return new ChannelReply(ChannelResult.parse(word), body.path("txn").asText(null), what + " " + r.statusCode(),
+            false);
+      }
+      boolean refused = r.statusCode() >= 400 && r.statusCode() < 500;
+      return new ChannelReply(ChannelResult.UNKNOWN, null, what + " answered " + r.statusCode() + " " + r.body(),
+          refused);
+    } catch (IOException e) {
+      return ChannelReply.unknown(what + " unreadable reply");
+    }
+  }
+}

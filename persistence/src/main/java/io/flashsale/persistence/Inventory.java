@@ -1,0 +1,113 @@
+package io.flashsale.persistence;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import io.flashsale.workflows.CreateOutcome;
+
+/** Reservations against the SKU's remaining stock; every call runs inside the caller's transaction. */
+public final class Inventory {
+  /** What taking stock for a reservation found. */
+  public enum Take {
+    HELD, SOLD_OUT, USER_LIMIT;
+
+    /** The create's answer when the take failed. */
+    public CreateOutcome refusal() {
+      return switch (this) {
+        case SOLD_OUT -> CreateOutcome.SOLD_OUT;
+        case USER_LIMIT -> CreateOutcome.USER_LIMIT;
+        case HELD -> throw new IllegalStateException("HELD is no refusal");
+      };
+    }
+  }
+
+  private Inventory() {}
+
+  /** The reservation a create holds (a re-reserve after a late payment takes /r2, /r3, ...). */
+  public static String firstReservationKey(String orderId) {
+    return orderId + "/r1";
+  }
+
+  /**
+   * Conditional decrement, then the per-user check (serialized by the SKU row lock the decrement
+   * took), then the reservation row. On SOLD_OUT / USER_LIMIT the caller must roll back.
+   */
+  public static Take reserve(Connection c, String key, String tenant, String sku, String subject, int quantity,
+      int perUserLimit, Duration ttl) throws SQLException {
+    Take taken = take(c, tenant, sku, subject, quantity, perUserLimit);
+    if (taken == Take.HELD) hold(c, key, tenant, sku, subject, quantity, ttl);
+    return taken;
+  }
+
+  /** The stock half of a reserve: decrement and per-user check, no reservation row yet. */
+  public static Take take(Connection c, String tenant, String sku, String subject, int quantity, int perUserLimit)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        "UPDATE sku SET remaining = remaining - ? WHERE tenant = ? AND sku = ? AND remaining >= ?")) {
+      ps.setInt(1, quantity);
+      ps.setString(2, tenant);
+      ps.setString(3, sku);
+      ps.setInt(4, quantity);
+      if (ps.executeUpdate() == 0) return Take.SOLD_OUT;
+    }
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT coalesce(sum(quantity), 0) FROM reservation WHERE tenant = ? AND sku = ? AND subject = ?"
+            + " AND status IN ('HELD', 'CONFIRMED')")) {
+      ps.setString(1, tenant);
+      ps.setString(2, sku);
+      ps.setString(3, subject);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        if (rs.getInt(1) + quantity > perUserLimit) return Take.USER_LIMIT;
+      }
+    }
+    return Take.HELD;
+  }
+
+  public static void hold(Connection c, String key, String tenant, String sku, String subject, int quantity, Duration ttl)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        "INSERT INTO reservation (reservation_key, tenant, sku, subject, quantity, status, expires_at)"
+            + " VALUES (?, ?, ?, ?, ?, 'HELD', now() + ? * interval '1 millisecond')")) {
+      ps.setString(1, key);
+      ps.setString(2, tenant);
+      ps.setString(3, sku);
+      ps.setString(4, subject);
+      ps.setInt(5, quantity);
+      ps.setLong(6, ttl.toMillis());
+      ps.executeUpdate();
+    }
+  }
+
+  /** HELD → CONFIRMED; false when the reservation was no longer HELD. */
+  public static boolean confirm(Connection c, String key) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        "UPDATE reservation SET status = 'CONFIRMED', updated_at = now() WHERE reservation_key = ? AND status = 'HELD'")) {
+      ps.setString(1, key);
+      return ps.executeUpdate() == 1;
+    }
+  }
+
+  /** HELD → RELEASED and the units back on sale; false when it was not HELD. */
+  public static boolean release(Connection c, String key) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        "WITH released AS (UPDATE reservation SET status = 'RELEASED', updated_at = now()"
+            + " WHERE reservation_key = ? AND status = 'HELD' RETURNING tenant, sku, quantity)"
+            + " UPDATE sku SET remaining = sku.remaining + released.quantity FROM released"
+            + " WHERE sku.tenant = released.tenant AND sku.sku = released.sku")) {
+      ps.setString(1, key);
+      return ps.executeUpdate() == 1;
+    }
+  }
+
+  public static String status(Connection c, String key) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT status FROM reservation WHERE reservation_key = ?")) {
+      ps.setString(1, key);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getString(1) : null;
+      }
+    }
+  }
+}

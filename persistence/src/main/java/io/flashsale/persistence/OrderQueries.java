@@ -1,0 +1,139 @@
+package io.flashsale.persistence;
+
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+
+/** Read side of orders for the REST API: one order with its timeline, or a page of own orders. */
+public final class OrderQueries {
+
+  public record TimelineEntry(String fromStatus, String toStatus, int version, String cause, String at) {}
+
+  public record OrderDetails(String orderId, String tenant, String subject, String requestKey, String status,
+      int version, String sku, int quantity, long amount, String note, String reservationKey,
+      String reservationStatus, String workflowId, String createdAt, List<TimelineEntry> timeline) {}
+
+  private static final String SELECT =
+      "SELECT o.order_id, o.tenant, o.subject, o.request_key, o.status, o.version, o.sku, o.quantity, o.amount,"
+          + " o.note, o.reservation_key, r.status, o.workflow_id, o.created_at"
+          + " FROM orders o LEFT JOIN reservation r ON r.reservation_key = o.reservation_key";
+
+  private final Database db;
+
+  public OrderQueries(Database db) {
+    this.db = db;
+  }
+
+  public OrderDetails get(String orderId) {
+    return db.read(c -> {
+      OrderDetails head;
+      try (PreparedStatement ps = c.prepareStatement(SELECT + " WHERE o.order_id = ?")) {
+        ps.setString(1, orderId);
+        try (ResultSet rs = ps.executeQuery()) {
+          if (!rs.next()) return null;
+          head = row(rs, null);
+        }
+      }
+      List<TimelineEntry> timeline = new ArrayList<>();
+      try (PreparedStatement ps = c.prepareStatement(
+          "SELECT from_status, to_status, version, cause, at FROM order_transition WHERE order_id = ? ORDER BY version")) {
+        ps.setString(1, orderId);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            timeline.add(new TimelineEntry(rs.getString(1), rs.getString(2), rs.getInt(3), rs.getString(4),
+                rs.getTimestamp(5).toInstant().toString()));
+          }
+        }
+      }
+      return new OrderDetails(head.orderId(), head.tenant(), head.subject(), head.requestKey(), head.status(),
+          head.version(), head.sku(), head.quantity(), head.amount(), head.note(), head.reservationKey(),
+          head.reservationStatus(), head.workflowId(), head.createdAt(), timeline);
+    });
+  }
+
+  /**
+   * Own orders after the cursor (an order id), in creation order: ids are "ord-" and a number of
+   * at least four digits, so (length, id) is numeric order (past ord-9999 text order is not).
+   */
+  public List<OrderDetails> list(String tenant, String subject, String afterOrderId, int limit) {
+    return db.read(c -> {
+      try (PreparedStatement ps = c.prepareStatement(
+          SELECT + " WHERE o.tenant = ? AND o.subject = ? AND (length(o.order_id), o.order_id) > (length(?), ?)"
+              + " ORDER BY length(o.order_id), o.order_id LIMIT ?")) {
+        ps.setString(1, tenant);
+        ps.setString(2, subject);
+        String after = afterOrderId == null ? "" : afterOrderId;
+        ps.setString(3, after);
+        ps.setString(4, after);
+        ps.setInt(5, limit);
+        List<OrderDetails> out = new ArrayList<>();
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) out.add(row(rs, List.of()));
+        }
+        return out;
+      }
+    });
+  }
+
+  /** Transitions of one order after a version, oldest first (the SSE feed). */
+  public List<TimelineEntry> transitionsAfter(String orderId, int afterVersion) {
+    return db.read(c -> {
+      List<TimelineEntry> out = new ArrayList<>();
+      try (PreparedStatement ps = c.prepareStatement(
+          "SELECT from_status, to_status, version, cause, at FROM order_transition WHERE order_id = ? AND version > ?"
+              + " ORDER BY version")) {
+        ps.setString(1, orderId);
+        ps.setInt(2, afterVersion);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            out.add(new TimelineEntry(rs.getString(1), rs.getString(2), rs.getInt(3), rs.getString(4),
+                rs.getTimestamp(5).toInstant().toString()));
+          }
+        }
+      }
+      return out;
+    });
+  }
+
+  /** Receives exported rows; may throw when the client went away. */
+  @FunctionalInterface
+  public interface RowSink {
+    void row(OrderDetails order) throws java.io.IOException;
+  }
+
+  /**
+   * Streams the caller's orders through a server-side cursor (fetch size 500): memory stays flat
+   * however many orders there are, and the connection is returned as soon as the sink throws.
+   */
+  public void export(String tenant, String subject, RowSink sink) throws java.io.IOException {
+    try (java.sql.Connection c = db.dataSource().getConnection()) {
+      c.setAutoCommit(false); // PostgreSQL uses a cursor for fetch size only inside a transaction
+      try (PreparedStatement ps = c.prepareStatement(
+          SELECT + " WHERE o.tenant = ? AND o.subject = ? ORDER BY length(o.order_id), o.order_id")) {
+        ps.setFetchSize(500);
+        ps.setString(1, tenant);
+        ps.setString(2, subject);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) sink.row(row(rs, List.of()));
+        }
+      } finally {
+        c.rollback(); // read-only; never leave the pooled connection inside a transaction
+      }
+    } catch (SQLException e) {
+      throw new Database.DatabaseException(e);
+    }
+  }
+
+  /** Does this idempotency scope already have an order? (The sold-out gate must still replay it.) */
+  public boolean scopeExists(String tenant, String subject, String requestKey) {
+    return db.read(c -> OrderRow.byScope(c, tenant, subject, requestKey) != null);
+  }
+
+  private static OrderDetails row(ResultSet rs, List<TimelineEntry> timeline) throws SQLException {
+    return new OrderDetails(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
+        rs.getInt(6), rs.getString(7), rs.getInt(8), rs.getLong(9), rs.getString(10), rs.getString(11),
+        rs.getString(12), rs.getString(13), rs.getTimestamp(14).toInstant().toString(), timeline);
+  }
+}

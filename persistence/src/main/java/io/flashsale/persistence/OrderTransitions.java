@@ -1,0 +1,102 @@
+package io.flashsale.persistence;
+
+import io.flashsale.workflows.OrderStatus;
+import io.flashsale.workflows.Transition;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+
+/**
+ * The only code that writes orders.status (docs/DESIGN.md §State machine, rule 1). A transition is
+ * a conditional UPDATE on the expected status and version; zero rows means rejected, never
+ * overwritten. It writes the transition row and, for terminal states, the outbox event in the
+ * caller's transaction.
+ */
+public final class OrderTransitions {
+
+  private OrderTransitions() {}
+
+  /** The first status of an order: the row itself, inserted as CREATED v1. */
+  public static Transition insertCreated(Connection c, OrderRow o, String note, String cause) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        "INSERT INTO orders (order_id, tenant, subject, request_key, payload, sku, quantity, amount, note, status,"
+            + " version, reservation_key, reserve_attempt, workflow_id)"
+            + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'CREATED', 1, ?, 1, ?)")) {
+      ps.setString(1, o.orderId());
+      ps.setString(2, o.tenant());
+      ps.setString(3, o.subject());
+      ps.setString(4, o.requestKey());
+      ps.setString(5, o.payload());
+      ps.setString(6, o.sku());
+      ps.setInt(7, o.quantity());
+      ps.setLong(8, o.amount());
+      ps.setString(9, note);
+      ps.setString(10, o.reservationKey());
+      ps.setString(11, o.workflowId());
+      ps.executeUpdate();
+    }
+    Transition t = new Transition(null, OrderStatus.CREATED, 1, cause);
+    record(c, o.orderId(), t);
+    return t;
+  }
+
+  /**
+   * from → to if the row still is (from, version). Returns the transition, or null when rejected.
+   */
+  public static Transition apply(Connection c, OrderRow o, OrderStatus to, String cause) throws SQLException {
+    return write(c, o, to, cause, true);
+  }
+
+  /** Negative control C29-16 only ({@link Safeguards#transitionPrecondition} off). */
+  public static Transition applyWithoutPrecondition(Connection c, OrderRow o, OrderStatus to, String cause)
+      throws SQLException {
+    return write(c, o, to, cause, false);
+  }
+
+  private static Transition write(Connection c, OrderRow o, OrderStatus to, String cause, boolean precondition)
+      throws SQLException {
+    int newVersion;
+    try (PreparedStatement ps = c.prepareStatement(
+        "UPDATE orders SET status = ?, version = version + 1, updated_at = now() WHERE order_id = ?"
+            + (precondition ? " AND status = ? AND version = ?" : "") + " RETURNING version")) {
+      ps.setString(1, to.name());
+      ps.setString(2, o.orderId());
+      if (precondition) {
+        ps.setString(3, o.status().name());
+        ps.setInt(4, o.version());
+      }
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) return null;
+        newVersion = rs.getInt(1);
+      }
+    }
+    Transition t = new Transition(o.status(), to, newVersion, cause);
+    record(c, o.orderId(), t);
+    if (to.isTerminal()) {
+      try (PreparedStatement ps = c.prepareStatement(
+          "INSERT INTO outbox (order_id, event_type, order_version, payload) VALUES (?, ?, ?, ?)")) {
+        ps.setString(1, o.orderId());
+        ps.setString(2, "ORDER_" + to.name());
+        ps.setInt(3, newVersion);
+        ps.setString(4, "{\"order_id\":\"" + o.orderId() + "\",\"status\":\"" + to + "\",\"version\":" + newVersion
+            + ",\"tenant\":\"" + o.tenant() + "\",\"sku\":\"" + o.sku() + "\",\"quantity\":" + o.quantity()
+            + ",\"amount\":" + o.amount() + "}");
+        ps.executeUpdate();
+      }
+    }
+    return t;
+  }
+
+  private static void record(Connection c, String orderId, Transition t) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        "INSERT INTO order_transition (order_id, from_status, to_status, version, cause) VALUES (?, ?, ?, ?, ?)")) {
+      ps.setString(1, orderId);
+      ps.setString(2, t.from() == null ? null : t.from().name());
+      ps.setString(3, t.to().name());
+      ps.setInt(4, t.version());
+      ps.setString(5, t.cause());
+      ps.executeUpdate();
+    }
+  }
+}

@@ -1,0 +1,54 @@
+package io.flashsale.persistence;
+
+import io.flashsale.workflows.OrderStatus;
+import io.flashsale.workflows.Step;
+import io.flashsale.workflows.Transition;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+
+/** One transaction on one locked order: tracks the row as it changes and the transitions made. */
+public final class OrderTx {
+  public final Connection c;
+  private OrderRow row;
+  private final List<Transition> made = new ArrayList<>();
+
+  public OrderTx(Connection c, String orderId) throws SQLException {
+    this.c = c;
+    this.row = OrderRow.lock(c, orderId);
+  }
+
+  public OrderRow row() {
+    return row;
+  }
+
+  public OrderStatus status() {
+    return row.status();
+  }
+
+  /** A transition that must take effect: the row is locked, so a rejection is a bug and rolls back. */
+  public void move(OrderStatus to, String cause) throws SQLException {
+    Transition t = OrderTransitions.apply(c, row, to, cause);
+    if (t == null) {
+      throw new IllegalStateException("transition rejected " + row.orderId() + " " + row.status() + "->" + to);
+    }
+    row = row.with(to, t.version());
+    made.add(t);
+  }
+
+  /** Negative control C29-16: the status write without its precondition. */
+  public void moveWithoutPrecondition(OrderStatus to, String cause) throws SQLException {
+    Transition t = OrderTransitions.applyWithoutPrecondition(c, row, to, cause);
+    row = row.with(to, t.version());
+    made.add(t);
+  }
+
+  public void reservationChanged(String key, int attempt) {
+    row = row.withReservation(key, attempt);
+  }
+
+  public Step step(String effect) {
+    return new Step(effect, row.view(), List.copyOf(made));
+  }
+}

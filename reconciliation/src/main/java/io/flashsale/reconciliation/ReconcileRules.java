@@ -1,0 +1,160 @@
+package io.flashsale.reconciliation;
+
+import io.flashsale.workflows.OrderStatus;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Predicate;
+
+/**
+ * The reconciliation rules (docs/DESIGN.md §Reconciliation) over plain values: no database, no
+ * channel, so every flag can be shown on hand-built rows. {@link Reconciler} gathers the values.
+ * A new order status makes {@link #judge} stop compiling until its rule is written.
+ */
+public final class ReconcileRules {
+  private ReconcileRules() {}
+
+  /** The order's current reservation; NONE when the row has none (a left join found nothing). */
+  public enum Reservation {
+    HELD, CONFIRMED, RELEASED, NONE;
+
+    static Reservation of(String status) {
+      return status == null ? NONE : valueOf(status);
+    }
+
+    /** Still counted against the SKU's stock. */
+    boolean holdsStock() {
+      return this == HELD || this == CONFIRMED;
+    }
+  }
+
+  /** What is wrong with one order, as its report line names it. */
+  public enum Flag {
+    PAID_WITHOUT_CHARGE, PAID_CHARGE_MISMATCH, PAID_BUT_REFUNDED, PAID_WITHOUT_CONFIRMED_RESERVATION, PAID_WITHOUT_EVENT,
+    REFUNDED_LEDGER_MISMATCH, REFUNDED_BUT_RESERVATION_HELD, REFUNDED_BUT_RESERVATION_CONFIRMED,
+    CHARGED_BUT_FAILED, FAILED_BUT_RESERVATION_HELD, FAILED_BUT_RESERVATION_CONFIRMED,
+    CHARGED_BUT_CANCELLED, CANCELLED_BUT_RESERVATION_HELD, CANCELLED_BUT_RESERVATION_CONFIRMED,
+    CHARGED_BUT_CREATED, CREATED_WITHOUT_HELD,
+    /** A status the state machine does not know (only a hand-edited row gets one). */
+    UNRECOGNISED_STATUS;
+
+    /** X_BUT_RESERVATION_Y for a terminal status that still holds stock. */
+    private static Flag stockHeldAfter(OrderStatus status, Reservation res) {
+      return valueOf(status.name() + "_BUT_RESERVATION_" + res.name());
+    }
+  }
+
+  /** One order's rows in the channel's ledger. */
+  public record LedgerEntry(int charges, long charged, long refunded) {
+    public static final LedgerEntry NONE = new LedgerEntry(0, 0, 0);
+
+    public long net() {
+      return charged - refunded;
+    }
+
+    LedgerEntry plusCharge(long amount) {
+      return new LedgerEntry(charges + 1, charged + amount, refunded);
+    }
+
+    LedgerEntry plusRefund(long amount) {
+      return new LedgerEntry(charges, charged, refunded + amount);
+    }
+  }
+
+  /** One order as the database shows it (status as stored: a text column). */
+  public record OrderLine(String orderId, String status, long amount, String reservationStatus, String workflowId,
+      int version, boolean hasPaidEvent) {}
+
+  /** Pending: a payment may be in flight, so the order is counted, not judged. */
+  public record Verdict(boolean pending, List<Flag> flags) {
+    static Verdict judged(List<Flag> flags) {
+      return new Verdict(false, List.copyOf(flags));
+    }
+  }
+
+  public static Verdict judge(OrderLine o, LedgerEntry l) {
+    OrderStatus status;
+    Reservation res;
+    try {
+      status = OrderStatus.valueOf(o.status());
+      res = Reservation.of(o.reservationStatus());
+    } catch (IllegalArgumentException e) {
+      return Verdict.judged(List.of(Flag.UNRECOGNISED_STATUS));
+    }
+    List<Flag> flags = new ArrayList<>();
+    return switch (status) {
+      case PAYING, UNKNOWN, REFUNDING -> new Verdict(true, List.of());
+      case PAID -> {
+        if (l.charged() == 0) flags.add(Flag.PAID_WITHOUT_CHARGE);
+        else if (l.charged() != o.amount()) flags.add(Flag.PAID_CHARGE_MISMATCH);
+        if (l.refunded() > 0) flags.add(Flag.PAID_BUT_REFUNDED);
+        if (res != Reservation.CONFIRMED) flags.add(Flag.PAID_WITHOUT_CONFIRMED_RESERVATION);
+        if (!o.hasPaidEvent()) flags.add(Flag.PAID_WITHOUT_EVENT);
+        yield Verdict.judged(flags);
+      }
+      case REFUNDED -> {
+        if (l.charged() != o.amount() || l.refunded() != o.amount()) flags.add(Flag.REFUNDED_LEDGER_MISMATCH);
+        if (res.holdsStock()) flags.add(Flag.stockHeldAfter(status, res));
+        yield Verdict.judged(flags);
+      }
+      case FAILED, CANCELLED -> {
+        if (l.net() != 0) flags.add(status == OrderStatus.FAILED ? Flag.CHARGED_BUT_FAILED : Flag.CHARGED_BUT_CANCELLED);
+        if (res.holdsStock()) flags.add(Flag.stockHeldAfter(status, res));
+        yield Verdict.judged(flags);
+      }
+      case CREATED -> {
+        if (l.charged() > 0) flags.add(Flag.CHARGED_BUT_CREATED);
+        if (res != Reservation.HELD) flags.add(Flag.CREATED_WITHOUT_HELD);
+        yield Verdict.judged(flags);
+      }
+    };
+  }
+
+  /** The totals the global checks compare, gathered over every order. */
+  public record Totals(int paid, long paidSum, int pending, int paidWithoutEvent, int confirmed, long drift) {}
+
+  /** What can be wrong across orders, as the report's GLOBAL lines name it. */
+  public enum GlobalFlag { MULTIPLE_CHARGES, LEDGER_WITHOUT_ORDER, CONFIRMED_NOT_PAID, NET_NOT_PAID_SUM,
+    PAID_WITHOUT_EVENT, CONSERVATION_DRIFT }
+
+  public record GlobalFinding(GlobalFlag flag, String line) {}
+
+  /**
+   * The checks no single order can fail. orderExists is asked only for a ledger row whose order was
+   * not in the snapshot (an order created after it is not an orphan).
+   */
+  public static List<GlobalFinding> global(Map<String, LedgerEntry> ledger, Predicate<String> inSnapshot,
+      Predicate<String> orderExists, Totals t) {
+    List<GlobalFinding> out = new ArrayList<>();
+    ledger.forEach((order, l) -> {
+      if (l.charges() > 1) {
+        out.add(new GlobalFinding(GlobalFlag.MULTIPLE_CHARGES, "GLOBAL multiple charges for " + order + ": " + l.charges()));
+      }
+    });
+    for (String order : ledger.keySet()) {
+      if (!inSnapshot.test(order) && !orderExists.test(order)) {
+        out.add(new GlobalFinding(GlobalFlag.LEDGER_WITHOUT_ORDER, "GLOBAL ledger rows without an order: " + order));
+      }
+    }
+    if (t.confirmed() != t.paid()) {
+      out.add(new GlobalFinding(GlobalFlag.CONFIRMED_NOT_PAID, "GLOBAL confirmed=" + t.confirmed() + " != paid=" + t.paid()));
+    }
+    long channelNet = channelNet(ledger);
+    if (t.pending() == 0 && channelNet != t.paidSum()) {
+      out.add(new GlobalFinding(GlobalFlag.NET_NOT_PAID_SUM,
+          "GLOBAL channel_net=" + channelNet + " != paid_sum=" + t.paidSum()));
+    }
+    if (t.paidWithoutEvent() > 0) {
+      out.add(new GlobalFinding(GlobalFlag.PAID_WITHOUT_EVENT,
+          "GLOBAL PAID orders without ORDER_PAID outbox event: " + t.paidWithoutEvent()));
+    }
+    if (t.drift() != 0) {
+      out.add(new GlobalFinding(GlobalFlag.CONSERVATION_DRIFT, "GLOBAL conservation drift=" + t.drift()));
+    }
+    return out;
+  }
+
+  public static long channelNet(Map<String, LedgerEntry> ledger) {
+    return ledger.values().stream().mapToLong(LedgerEntry::net).sum();
+  }
+}

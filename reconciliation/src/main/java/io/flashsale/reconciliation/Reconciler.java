@@ -1,0 +1,186 @@
+package io.flashsale.reconciliation;
+
+import io.flashsale.paymentchannel.PaymentChannel;
+import io.flashsale.paymentchannel.StatementRow;
+import io.flashsale.persistence.Database;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.flashsale.reconciliation.ReconcileRules.LedgerEntry;
+import io.flashsale.reconciliation.ReconcileRules.OrderLine;
+import io.flashsale.workflows.OrderStatus;
+import java.io.IOException;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Reconciliation (docs/DESIGN.md §Reconciliation): every order against the channel's ledger and
+ * its current reservation, then the global checks. Orders still in flight are counted as pending,
+ * not judged.
+ */
+public final class Reconciler {
+
+  /** Optional check no database anchor can make: the workflow's own view of each order. */
+  public interface WorkflowCheck {
+    /** Called once before the orders are checked (e.g. to take one visibility listing). */
+    default void begin() {}
+
+    /** Returns mismatch lines (empty when the workflow agrees with the row). */
+    List<String> check(String orderId, String workflowId, String status, int version);
+  }
+
+  public record Report(Map<String, Integer> classes, List<String> mismatches, int pending, long channelNet,
+      long paidSum, int confirmed, int paid, long drift, List<String> notes) {
+
+    public String summaryLine() {
+      return "reconcile classes=" + classes + " mismatches=" + mismatches.size() + " pending=" + pending
+          + " channel_net=" + channelNet + " paid_sum=" + paidSum + " confirmed=" + confirmed + " paid=" + paid
+          + " drift=" + drift;
+    }
+
+    public String text() {
+      StringBuilder sb = new StringBuilder();
+      for (String n : notes) sb.append(n).append('\n');
+      for (String m : mismatches) sb.append("mismatch ").append(m).append('\n');
+      return sb.append(summaryLine()).append('\n').toString();
+    }
+
+    public boolean clean() {
+      return mismatches.isEmpty() && drift == 0;
+    }
+  }
+
+  private final Database db;
+  private final PaymentChannel channel;
+
+  public Reconciler(Database db, PaymentChannel channel) {
+    this.db = db;
+    this.channel = channel;
+  }
+
+  private record Snapshot(List<OrderLine> orders, int confirmed, long drift) {}
+
+  public Report run(WorkflowCheck workflows) throws IOException, InterruptedException {
+    // the database first, as one snapshot; then the ledger. Money moves before the status that
+    // records it (PAYING is committed before the charge, the refund before REFUNDED), so a
+    // judged order's ledger rows are already there when the ledger is read after it.
+    Snapshot snap = db.inTx(c -> {
+      c.setTransactionIsolation(java.sql.Connection.TRANSACTION_REPEATABLE_READ);
+      return new Snapshot(loadOrders(c), countConfirmed(c), drift(c));
+    });
+    if (workflows != null) workflows.begin();
+    Map<String, LedgerEntry> ledger = new HashMap<>();
+    for (StatementRow row : channel.statement()) {
+      LedgerEntry l = ledger.getOrDefault(row.merchantOrder(), LedgerEntry.NONE);
+      switch (row.movement()) {
+        case CHARGE -> ledger.put(row.merchantOrder(), l.plusCharge(row.amount()));
+        case REFUND -> ledger.put(row.merchantOrder(), l.plusRefund(row.amount()));
+        case OTHER -> { } // not money this reconciliation judges
+      }
+    }
+    List<OrderLine> orders = snap.orders();
+    Map<String, Integer> classes = new TreeMap<>();
+    List<String> mismatches = new ArrayList<>();
+    List<String> notes = new ArrayList<>();
+    int pending = 0;
+    int paidWithoutEvent = 0;
+    int paid = 0;
+    long paidSum = 0;
+    for (OrderLine o : orders) {
+      classes.merge(o.status(), 1, Integer::sum);
+      LedgerEntry l = ledger.getOrDefault(o.orderId(), LedgerEntry.NONE);
+      ReconcileRules.Verdict verdict = ReconcileRules.judge(o, l);
+      if (verdict.pending()) pending++;
+      if (OrderStatus.PAID.name().equals(o.status())) {
+        paid++;
+        paidSum += o.amount();
+        if (verdict.flags().contains(ReconcileRules.Flag.PAID_WITHOUT_EVENT)) paidWithoutEvent++;
+      }
+      if (!verdict.flags().isEmpty()) {
+        mismatches.add(o.orderId() + " " + o.status() + " "
+            + verdict.flags().stream().map(Enum::name).collect(java.util.stream.Collectors.joining(","))
+            + " charged=" + l.charged() + " refunded=" + l.refunded() + " reservation=" + o.reservationStatus());
+      }
+      if (workflows != null) mismatches.addAll(workflowFindings(workflows, o));
+    }
+    java.util.Set<String> known = new java.util.HashSet<>();
+    for (OrderLine o : orders) known.add(o.orderId());
+    int confirmed = snap.confirmed();
+    long drift = snap.drift();
+    ReconcileRules.Totals totals = new ReconcileRules.Totals(paid, paidSum, pending, paidWithoutEvent, confirmed, drift);
+    for (ReconcileRules.GlobalFinding f : ReconcileRules.global(ledger, known::contains, this::orderExists, totals)) {
+      mismatches.add(f.line());
+    }
+    long channelNet = ReconcileRules.channelNet(ledger);
+    return new Report(classes, mismatches, pending, channelNet, paidSum, confirmed, paid, drift, notes);
+  }
+
+  /**
+   * The workflow's view against the row. An order that moved between the snapshot and the query
+   * is looked at again with its current row before anything is flagged.
+   */
+  private List<String> workflowFindings(WorkflowCheck workflows, OrderLine o) {
+    List<String> found = workflows.check(o.orderId(), o.workflowId(), o.status(), o.version());
+    if (found.isEmpty()) return found;
+    String[] now = db.read(c -> {
+      try (PreparedStatement ps = c.prepareStatement("SELECT status, version FROM orders WHERE order_id = ?")) {
+        ps.setString(1, o.orderId());
+        try (ResultSet rs = ps.executeQuery()) {
+          return rs.next() ? new String[] {rs.getString(1), rs.getString(2)} : null;
+        }
+      }
+    });
+    if (now == null || (now[0].equals(o.status()) && Integer.parseInt(now[1]) == o.version())) return found;
+    return workflows.check(o.orderId(), o.workflowId(), now[0], Integer.parseInt(now[1]));
+  }
+
+  private boolean orderExists(String orderId) {
+    return db.read(c -> {
+      try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM orders WHERE order_id = ?")) {
+        ps.setString(1, orderId);
+        try (ResultSet rs = ps.executeQuery()) {
+          return rs.next();
+        }
+      }
+    });
+  }
+
+  private static List<OrderLine> loadOrders(java.sql.Connection c) throws java.sql.SQLException {
+    List<OrderLine> out = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT o.order_id, o.status, o.amount, r.status, o.workflow_id, o.version,"
+            + " EXISTS (SELECT 1 FROM outbox e WHERE e.order_id = o.order_id AND e.event_type = 'ORDER_PAID')"
+            + " FROM orders o LEFT JOIN reservation r ON r.reservation_key = o.reservation_key ORDER BY o.order_id");
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        out.add(new OrderLine(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getString(4), rs.getString(5),
+            rs.getInt(6), rs.getBoolean(7)));
+      }
+    }
+    return out;
+  }
+
+  private static int countConfirmed(java.sql.Connection c) throws java.sql.SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM reservation WHERE status = 'CONFIRMED'");
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getInt(1);
+    }
+  }
+
+  /** Σ over SKUs of total − (remaining + held + confirmed); 0 when no unit was lost or made up. */
+  private static long drift(java.sql.Connection c) throws java.sql.SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT coalesce(sum(abs(s.total - s.remaining - coalesce(r.used, 0))), 0) FROM sku s LEFT JOIN"
+            + " (SELECT tenant, sku, sum(quantity) AS used FROM reservation WHERE status IN ('HELD', 'CONFIRMED')"
+            + "  GROUP BY tenant, sku) r ON r.tenant = s.tenant AND r.sku = s.sku");
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+}

@@ -1,0 +1,171 @@
+package io.flashsale.workflows;
+
+import io.temporal.api.enums.v1.WorkflowIdConflictPolicy;
+import io.temporal.api.enums.v1.WorkflowIdReusePolicy;
+import io.temporal.client.BatchRequest;
+import io.temporal.client.UpdateOptions;
+import io.temporal.client.WithStartWorkflowOperation;
+import io.temporal.client.WorkflowClient;
+import io.temporal.client.WorkflowOptions;
+import io.temporal.client.WorkflowUpdateStage;
+
+/** The API's side of the order workflow: create by update-with-start, pay/cancel by update, notices by signal. */
+public final class Orders {
+  /** A client call to the engine that did not answer within the deadline: the caller retries. */
+  public static final class DeadlineExceeded extends RuntimeException {
+    public DeadlineExceeded(String what, java.time.Duration deadline) {
+      super(what + " did not complete within " + deadline.toMillis() + " ms");
+    }
+  }
+
+  private final WorkflowClient client;
+  private final OrderSettings settings;
+  private final java.time.Duration deadline;
+  /** Engine calls run here, so a request thread waits at most the deadline (the call itself may go on). */
+  private final java.util.concurrent.ExecutorService calls = java.util.concurrent.Executors.newCachedThreadPool(r -> {
+    Thread t = new Thread(r, "engine-call");
+    t.setDaemon(true);
+    return t;
+  });
+
+  public Orders(WorkflowClient client, OrderSettings settings) {
+    this(client, settings, java.time.Duration.ofSeconds(10));
+  }
+
+  public Orders(WorkflowClient client, OrderSettings settings, java.time.Duration deadline) {
+    this.client = client;
+    this.settings = settings;
+    this.deadline = deadline;
+  }
+
+  /**
+   * Update-with-start, answered within the deadline. A retry (retry: its key already has an order)
+   * carries the update id derived from the key and body, so while the run lives the engine answers
+   * it from the first such update without running it again. A first call carries a fresh id: a
+   * create that was refused stored nothing, and a later call with the key is a new attempt on both
+   * engines (the dev server would otherwise answer it from the closed refused run).
+   */
+  public CreateResult create(CreateOrder req, boolean retry) {
+    String workflowId = WorkflowIds.forScope(req.tenant(), req.subject(), req.requestKey());
+    OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, startOptions(workflowId, req.tenant(), req.sku(),
+        "order " + req.sku() + " x" + req.quantity() + " for " + req.tenant() + "/" + req.subject()));
+    WithStartWorkflowOperation<Void> start = new WithStartWorkflowOperation<>(wf::run,
+        new OrderStart(req.tenant(), req.subject(), req.requestKey(), null, settings));
+    UpdateOptions.Builder<CreateResult> options =
+        UpdateOptions.<CreateResult>newBuilder().setWaitForStage(WorkflowUpdateStage.COMPLETED);
+    if (retry) options.setUpdateId(createUpdateId(req));
+    return withDeadline("create " + workflowId,
+        () -> WorkflowClient.executeUpdateWithStart(wf::create, req, options.build(), start));
+  }
+
+  /** One id per (request key, body): the same key with another body is another update (KEY_REUSED). */
+  static String createUpdateId(CreateOrder req) {
+    try {
+      byte[] hash = java.security.MessageDigest.getInstance("SHA-256").digest(
+          (req.requestKey() + "\n" + req.payload()).getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      return "create:" + java.util.HexFormat.of().formatHex(hash, 0, 16);
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** idempotencyKey (optional) becomes the update id: a client's retry gets the original answer. */
+  public CommandResult pay(String workflowId, String idempotencyKey) {
+    return command(workflowId, "pay", idempotencyKey);
+  }
+
+  public CommandResult cancel(String workflowId, String idempotencyKey) {
+    return command(workflowId, "cancel", idempotencyKey);
+  }
+
+  private CommandResult command(String workflowId, String name, String idempotencyKey) {
+    UpdateOptions.Builder<CommandResult> options = UpdateOptions.<CommandResult>newBuilder()
+        .setUpdateName(name).setResultClass(CommandResult.class).setWaitForStage(WorkflowUpdateStage.COMPLETED);
+    if (idempotencyKey != null) options.setUpdateId(name + ":" + idempotencyKey);
+    return withDeadline(name + " " + workflowId, () -> {
+      try {
+        return client.newUntypedWorkflowStub(workflowId).startUpdate(options.build()).getResult();
+      } catch (io.temporal.client.WorkflowUpdateException e) {
+        // refused by the update validator: the same answer as from the handler, without history
+        CommandResult answer = CommandResult.refusedBy(e);
+        if (answer != null) return answer;
+        throw e;
+      }
+    });
+  }
+
+  private <T> T withDeadline(String what, java.util.function.Supplier<T> call) {
+    java.util.concurrent.Future<T> f = calls.submit(call::get);
+    try {
+      return f.get(deadline.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.TimeoutException e) {
+      f.cancel(true);
+      throw new DeadlineExceeded(what, deadline);
+    } catch (java.util.concurrent.ExecutionException e) {
+      if (e.getCause() instanceof RuntimeException re) throw re;
+      throw new IllegalStateException(e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new DeadlineExceeded(what, deadline);
+    }
+  }
+
+  /**
+   * Signal-with-start: a running workflow just gets the signal; an order whose workflow already
+   * completed gets a new run that loads it from the database and applies the same rules.
+   */
+  public void notify(String workflowId, String tenant, String subject, String requestKey, String orderId,
+      Notice notice) {
+    OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, startOptions(workflowId, tenant, null,
+        "order " + orderId + " (late notice)"));
+    BatchRequest batch = client.newSignalWithStartRequest();
+    batch.add(wf::run, new OrderStart(tenant, subject, requestKey, orderId, settings));
+    batch.add(wf::paymentNotification, notice);
+    client.signalWithStart(batch);
+  }
+
+  /**
+   * A new run for an order that has no running workflow (orphan repair): it loads the order and
+   * carries on; its reservation expires at the stored deadline (-1: no longer held).
+   */
+  public boolean resume(String workflowId, String tenant, String subject, String requestKey, String orderId,
+      String sku, long reservationExpiresAt) {
+    // FAIL, not USE_EXISTING: a run that appeared since the check means this order is no orphan
+    WorkflowOptions options = WorkflowOptions.newBuilder(startOptions(workflowId, tenant, sku,
+            "order " + orderId + " (resumed from the database)"))
+        .setWorkflowIdConflictPolicy(WorkflowIdConflictPolicy.WORKFLOW_ID_CONFLICT_POLICY_FAIL)
+        .build();
+    OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, options);
+    try {
+      WorkflowClient.start(wf::run, new OrderStart(tenant, subject, requestKey, orderId, settings, reservationExpiresAt,
+          null, null));
+      return true;
+    } catch (io.temporal.client.WorkflowExecutionAlreadyStarted e) {
+      return false;
+    }
+  }
+
+  /** True once the order's workflow holds its order (a resumed run has loaded it). */
+  public boolean loaded(String workflowId) {
+    try {
+      return client.newWorkflowStub(OrderWorkflow.class, workflowId).status().order() != null;
+    } catch (RuntimeException e) {
+      return false;
+    }
+  }
+
+  /** Tenant and SKU are known at start, so the Web UI and visibility can filter on them at once. */
+  private static WorkflowOptions startOptions(String workflowId, String tenant, String sku, String summary) {
+    io.temporal.common.SearchAttributes.Builder attributes = io.temporal.common.SearchAttributes.newBuilder()
+        .set(OrderWorkflowImpl.TENANT, tenant);
+    if (sku != null) attributes.set(OrderWorkflowImpl.SKU, sku);
+    return WorkflowOptions.newBuilder()
+        .setWorkflowId(workflowId)
+        .setTypedSearchAttributes(attributes.build())
+        .setStaticSummary(summary)
+        .setTaskQueue(WorkflowIds.TASK_QUEUE)
+        .setWorkflowIdConflictPolicy(WorkflowIdConflictPolicy.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING)
+        .setWorkflowIdReusePolicy(WorkflowIdReusePolicy.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE)
+        .build();
+  }
+}
