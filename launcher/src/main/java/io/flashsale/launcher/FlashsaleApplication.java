@@ -6,11 +6,8 @@ import io.dropwizard.core.setup.Bootstrap;
 import io.dropwizard.core.setup.Environment;
 import io.dropwizard.jetty.HttpConnectorFactory;
 import io.dropwizard.lifecycle.Managed;
-import io.flashsale.activities.ChannelActivitiesImpl;
 import io.flashsale.paymentchannel.PaymentChannel;
-import io.flashsale.paymentchannel.http.HttpPaymentChannel;
 import io.flashsale.persistence.Database;
-import io.flashsale.activities.OrderActivitiesImpl;
 import io.flashsale.reconciliation.Reconciler;
 import io.flashsale.persistence.Skus;
 import io.flashsale.api.RestApi;
@@ -125,8 +122,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
       });
     }
 
-    Database db = new Database(jdbcUrl, cfg.database.user, cfg.database.password, cfg.database.maxPoolSize,
-        io.flashsale.launcher.DatabaseTimeouts.connectionTimeout(cfg.database));
+    Database db = cfg.database.open(jdbcUrl);
     env.lifecycle().manage(new Managed() {
       @Override
       public void stop() {
@@ -142,21 +138,16 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     String notifyUrl = cfg.channel.notifyUrl == null || cfg.channel.notifyUrl.isBlank()
         ? "http://127.0.0.1:" + apiPort + "/callbacks/payment"
         : cfg.channel.notifyUrl;
-    PaymentChannel channel = new HttpPaymentChannel(channelUrl, notifyUrl, Duration.ofMillis(cfg.channel.timeoutMs));
+    PaymentChannel channel = cfg.channel.open(channelUrl, notifyUrl);
 
     boolean external = engine == io.flashsale.launcher.TemporalEngine.EXTERNAL;
     io.flashsale.launcher.observe.SdkMetrics metrics = new io.flashsale.launcher.observe.SdkMetrics();
     env.admin().addServlet("prometheus", metrics.servlet()).addMapping(io.flashsale.launcher.observe.SdkMetrics.PATH);
-    TemporalRuntime temporal = new TemporalRuntime(temporalTarget, cfg.temporal.namespace,
-        cfg.temporal.workflowCacheSize, external ? cfg.temporal.tls : null, external ? cfg.temporal.apiKey : "", metrics);
+    TemporalRuntime temporal = cfg.temporal.connect(temporalTarget, external, metrics);
     boolean inMemory = engine == io.flashsale.launcher.TemporalEngine.EMBEDDED;
     if (!inMemory) temporal.awaitReady(cfg.temporal.namespace, Duration.ofSeconds(60));
     temporal.ensureSearchAttributes(cfg.temporal.namespace, inMemory);
-    if (cfg.worker) {
-      temporal.registerWorker(new OrderActivitiesImpl(db, Duration.ofMillis(cfg.orders.reservationTtlMs)),
-          new ChannelActivitiesImpl(channel), cfg.workerWorkflows, cfg.workerActivities,
-        TemporalRuntime.workerOptions(cfg.database.maxPoolSize, cfg.temporal));
-    }
+    if (cfg.worker) cfg.registerWorker(temporal, db, channel);
     env.lifecycle().manage(new Managed() {
       @Override
       public void stop() {

@@ -2,7 +2,17 @@ package io.flashsale.launcher;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
 import io.dropwizard.core.Configuration;
+import io.flashsale.activities.ChannelActivitiesImpl;
+import io.flashsale.activities.OrderActivitiesImpl;
+import io.flashsale.launcher.observe.SdkMetrics;
+import io.flashsale.paymentchannel.PaymentChannel;
+import io.flashsale.paymentchannel.http.HttpPaymentChannel;
+import io.flashsale.persistence.Database;
 import io.flashsale.workflows.OrderSettings;
+import jakarta.validation.Valid;
+import jakarta.validation.constraints.Min;
+import jakarta.validation.constraints.NotNull;
+import java.time.Duration;
 
 /**
  * Everything configurable; the defaults are the embedded mode (docs/DESIGN.md §Engines and
@@ -22,26 +32,26 @@ public class FlashsaleConfiguration extends Configuration {
    */
   @JsonProperty public String dataDir = "data";
 
-  @JsonProperty public DatabaseSettings database = new DatabaseSettings();
-  @JsonProperty public TemporalSettings temporal = new TemporalSettings();
-  @JsonProperty public ChannelSettings channel = new ChannelSettings();
-  @JsonProperty public AuthSettings auth = new AuthSettings();
-  @JsonProperty public OrderTimings orders = new OrderTimings();
-  @JsonProperty public SeedSettings seed = new SeedSettings();
+  @Valid @NotNull @JsonProperty public DatabaseSettings database = new DatabaseSettings();
+  @Valid @NotNull @JsonProperty public TemporalSettings temporal = new TemporalSettings();
+  @Valid @NotNull @JsonProperty public ChannelSettings channel = new ChannelSettings();
+  @Valid @NotNull @JsonProperty public AuthSettings auth = new AuthSettings();
+  @Valid @NotNull @JsonProperty public OrderTimings orders = new OrderTimings();
+  @Valid @NotNull @JsonProperty public SeedSettings seed = new SeedSettings();
   /** Creates in flight at once; past it POST /orders answers 503 OVERLOADED at once, with Retry-After. */
-  @JsonProperty public int maxCreatesInFlight = 256;
+  @Min(1) @JsonProperty public int maxCreatesInFlight = 256;
   /** CSV exports streaming at once (each holds a database connection); past it 503. */
-  @JsonProperty public int maxExports = 4;
+  @Min(1) @JsonProperty public int maxExports = 4;
   /** Request bodies larger than this are refused with 413 BODY_TOO_LARGE before they are read. */
-  @JsonProperty public long maxBodyBytes = 16 * 1024;
+  @Min(1) @JsonProperty public long maxBodyBytes = 16 * 1024;
   /** Open order event streams (SSE) at once; past it 503. */
-  @JsonProperty public int maxEventStreams = 100;
+  @Min(1) @JsonProperty public int maxEventStreams = 100;
   /** An event stream ends after this long; the client resumes with Last-Event-ID. */
   @JsonProperty public long maxEventStreamMs = 600_000;
   /** Keep-alive comment interval; a client that went away is noticed at the next write. */
   @JsonProperty public long eventStreamHeartbeatMs = 15_000;
-  @JsonProperty public RelaySettings relay = new RelaySettings();
-  @JsonProperty public ConsumerSettings consumer = new ConsumerSettings();
+  @Valid @NotNull @JsonProperty public RelaySettings relay = new RelaySettings();
+  @Valid @NotNull @JsonProperty public ConsumerSettings consumer = new ConsumerSettings();
   /** Run a Temporal worker in this process ... */
   @JsonProperty public boolean worker = true;
   /** ... hosting the order workflows ... */
@@ -49,12 +59,27 @@ public class FlashsaleConfiguration extends Configuration {
   /** ... and the activities (database and channel calls). */
   @JsonProperty public boolean workerActivities = true;
 
+  /**
+   * The worker's activities on this configuration's pool and channel, registered on the runtime;
+   * the server and the worker command both register through here.
+   */
+  public void registerWorker(TemporalRuntime runtime, Database db, PaymentChannel channel) {
+    runtime.registerWorker(new OrderActivitiesImpl(db, Duration.ofMillis(orders.reservationTtlMs)),
+        new ChannelActivitiesImpl(channel), workerWorkflows, workerActivities,
+        TemporalRuntime.workerOptions(database.maxPoolSize, temporal));
+  }
+
   public static class DatabaseSettings {
+    /** A pool on {@code url} (the configured one, or the embedded database's). */
+    public Database open(String url) {
+      return new Database(url, user, password, maxPoolSize, DatabaseTimeouts.connectionTimeout(this));
+    }
+
     /** External PostgreSQL; ignored when embedded. */
     @JsonProperty public String url;
     @JsonProperty public String user = "postgres";
     @JsonProperty public String password = "";
-    @JsonProperty public int maxPoolSize = 16;
+    @Min(1) @JsonProperty public int maxPoolSize = 16;
     /** How long a caller waits for a pooled connection; must stay below the 15 s database activity timeout. */
     @JsonProperty public long connectionTimeoutMs = 5_000;
     /** Embedded PostgreSQL: port (0 = any free) and data directory (empty = &lt;dataDir&gt;/postgres). */
@@ -63,6 +88,12 @@ public class FlashsaleConfiguration extends Configuration {
   }
 
   public static class TemporalSettings {
+    /** Client and workers for {@code target}; TLS and the API key apply to an external cluster only. */
+    public TemporalRuntime connect(String target, boolean external, SdkMetrics metrics) {
+      return new TemporalRuntime(target, namespace, workflowCacheSize, external ? tls : null, external ? apiKey : "",
+          metrics);
+    }
+
     /**
      * auto: the Temporal CLI dev server when a {@code temporal} binary is found, else the in-memory
      * engine; dev-server / embedded: that one or fail; external: connect to {@code target}. Only
@@ -81,7 +112,7 @@ public class FlashsaleConfiguration extends Configuration {
     /** The temporal CLI binary; empty = PATH, then the project's .tools/bin. */
     @JsonProperty public String cliPath = "";
     /** External engine: TLS (Temporal Cloud needs it; mTLS with a client certificate and key). */
-    @JsonProperty public TlsSettings tls = new TlsSettings();
+    @Valid @NotNull @JsonProperty public TlsSettings tls = new TlsSettings();
     /** External engine: an API key sent as a bearer token (Temporal Cloud API keys); empty = none. */
     @JsonProperty public String apiKey = "";
     /**
@@ -115,12 +146,17 @@ public class FlashsaleConfiguration extends Configuration {
   }
 
   public static class ChannelSettings {
+    /** The channel's HTTP adapter at {@code baseUrl}, asking for callbacks at {@code notifyUrl}. */
+    public PaymentChannel open(String baseUrl, String notifyUrl) {
+      return new HttpPaymentChannel(baseUrl, notifyUrl, Duration.ofMillis(timeoutMs));
+    }
+
     /** External channel; ignored when embedded. */
     @JsonProperty public String baseUrl;
     @JsonProperty public String host = "127.0.0.1";
     @JsonProperty public int embeddedPort = 8090;
     /** The charge / query / close HTTP timeout. */
-    @JsonProperty public long timeoutMs = 300;
+    @Min(1) @JsonProperty public long timeoutMs = 300;
     /** Where the channel posts callbacks; empty = this API's /callbacks/payment. */
     @JsonProperty public String notifyUrl = "";
     /** When set, callbacks must carry a valid X-Channel-Signature. */

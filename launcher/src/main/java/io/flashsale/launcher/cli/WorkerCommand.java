@@ -2,15 +2,11 @@ package io.flashsale.launcher.cli;
 
 import io.dropwizard.core.cli.ConfiguredCommand;
 import io.dropwizard.core.setup.Bootstrap;
-import io.flashsale.activities.ChannelActivitiesImpl;
 import io.flashsale.paymentchannel.PaymentChannel;
-import io.flashsale.paymentchannel.http.HttpPaymentChannel;
 import io.flashsale.persistence.Database;
-import io.flashsale.activities.OrderActivitiesImpl;
 import io.flashsale.launcher.FlashsaleConfiguration;
 import io.flashsale.launcher.TemporalRuntime;
 import io.flashsale.launcher.observe.SdkMetrics;
-import java.time.Duration;
 import net.sourceforge.argparse4j.inf.Namespace;
 
 /**
@@ -37,23 +33,18 @@ public class WorkerCommand extends ConfiguredCommand<FlashsaleConfiguration> {
     if (cfg.database.url == null || cfg.channel.baseUrl == null || cfg.channel.notifyUrl == null || cfg.channel.notifyUrl.isBlank()) {
       throw new IllegalArgumentException("a worker needs database.url, channel.baseUrl and channel.notifyUrl");
     }
-    Database db = new Database(cfg.database.url, cfg.database.user, cfg.database.password, cfg.database.maxPoolSize,
-        io.flashsale.launcher.DatabaseTimeouts.connectionTimeout(cfg.database));
-    PaymentChannel channel = new HttpPaymentChannel(cfg.channel.baseUrl, cfg.channel.notifyUrl,
-        Duration.ofMillis(cfg.channel.timeoutMs));
+    Database db = cfg.database.open(cfg.database.url);
+    PaymentChannel channel = cfg.channel.open(cfg.channel.baseUrl, cfg.channel.notifyUrl);
     SdkMetrics metrics = new SdkMetrics();
     Integer metricsPort = ns.getInt("metricsPort");
     if (metricsPort != null && metricsPort > 0) {
       metrics.serve(ns.getString("metricsHost"), metricsPort);
       System.out.println("worker metrics at http://" + ns.getString("metricsHost") + ":" + metricsPort + SdkMetrics.PATH);
     }
-    TemporalRuntime temporal = new TemporalRuntime(cfg.temporal.target, cfg.temporal.namespace,
-        cfg.temporal.workflowCacheSize, cfg.temporal.tls, cfg.temporal.apiKey, metrics);
+    TemporalRuntime temporal = cfg.temporal.connect(cfg.temporal.target, true, metrics);
     // a worker may be the first process on a namespace: an unregistered attribute would fail its workflow tasks
     temporal.ensureSearchAttributes(cfg.temporal.namespace, false);
-    temporal.registerWorker(new OrderActivitiesImpl(db, Duration.ofMillis(cfg.orders.reservationTtlMs)),
-        new ChannelActivitiesImpl(channel), cfg.workerWorkflows, cfg.workerActivities,
-        TemporalRuntime.workerOptions(cfg.database.maxPoolSize, cfg.temporal));
+    cfg.registerWorker(temporal, db, channel);
     temporal.start();
     System.out.println("worker polling " + cfg.temporal.target + " (workflows=" + cfg.workerWorkflows + ", activities="
         + cfg.workerActivities + ", pid " + ProcessHandle.current().pid() + ")");
