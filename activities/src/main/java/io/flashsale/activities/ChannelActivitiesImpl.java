@@ -19,9 +19,15 @@ public class ChannelActivitiesImpl implements ChannelActivities {
   private static final Logger log = LoggerFactory.getLogger(ChannelActivitiesImpl.class);
 
   private final PaymentChannel client;
+  private final Safeguards safeguards;
 
   public ChannelActivitiesImpl(PaymentChannel client) {
+    this(client, new Safeguards());
+  }
+
+  public ChannelActivitiesImpl(PaymentChannel client, Safeguards safeguards) {
     this.client = client;
+    this.safeguards = safeguards;
   }
 
   public static String refundKey(String orderId) {
@@ -44,7 +50,7 @@ public class ChannelActivitiesImpl implements ChannelActivities {
 
   @Override
   public ChannelAnswer close(String orderId) {
-    if (!Safeguards.closeBeforeFail) { // negative control C29-15 only: NOT_FOUND taken as "not charged"
+    if (!safeguards.on(Safeguards.Safeguard.CLOSE_BEFORE_FAIL)) { // negative control C29-15 only: NOT_FOUND taken as "not charged"
       log.warn("order {} close SKIPPED (negative control): acting as if CLOSED", orderId);
       return new ChannelAnswer(ChannelAnswer.CLOSED, null, "close skipped");
     }

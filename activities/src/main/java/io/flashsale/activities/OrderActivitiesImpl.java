@@ -38,10 +38,16 @@ public class OrderActivitiesImpl implements OrderActivities {
 
   private final Database db;
   private final Duration reservationTtl;
+  private final PaymentRules rules;
 
   public OrderActivitiesImpl(Database db, Duration reservationTtl) {
+    this(db, reservationTtl, new Safeguards());
+  }
+
+  public OrderActivitiesImpl(Database db, Duration reservationTtl, Safeguards safeguards) {
     this.db = db;
     this.reservationTtl = reservationTtl;
+    this.rules = new PaymentRules(safeguards, reservationTtl);
   }
 
   /**
@@ -172,10 +178,10 @@ public class OrderActivitiesImpl implements OrderActivities {
     return tx(c -> {
       OrderTx tx = new OrderTx(c, orderId);
       String effect = switch (answer.result()) {
-        case ChannelAnswer.CHARGED -> PaymentRules.onCharged(tx, tx.row().amount(), cause, reservationTtl);
-        case ChannelAnswer.DECLINED, ChannelAnswer.CLOSED -> PaymentRules.onNotCharged(tx, cause + " " + answer.result());
-        case ChannelAnswer.REFUNDED -> PaymentRules.onRefunded(tx, cause);
-        default -> PaymentRules.onNoAnswer(tx, cause);
+        case ChannelAnswer.CHARGED -> rules.onCharged(tx, tx.row().amount(), cause);
+        case ChannelAnswer.DECLINED, ChannelAnswer.CLOSED -> rules.onNotCharged(tx, cause + " " + answer.result());
+        case ChannelAnswer.REFUNDED -> rules.onRefunded(tx, cause);
+        default -> rules.onNoAnswer(tx, cause);
       };
       log.info("order {} {} {} -> {}", orderId, cause, answer.result(), effect);
       return tx.step(effect);
@@ -269,9 +275,9 @@ public class OrderActivitiesImpl implements OrderActivities {
         effect = "AMOUNT_MISMATCH";
       } else {
         effect = switch (n.kind()) {
-          case ChannelAnswer.CHARGED -> PaymentRules.onCharged(tx, n.amount(), cause, reservationTtl);
-          case ChannelAnswer.DECLINED -> PaymentRules.onNotCharged(tx, cause + " DECLINED");
-          case ChannelAnswer.REFUNDED -> PaymentRules.onRefunded(tx, cause);
+          case ChannelAnswer.CHARGED -> rules.onCharged(tx, n.amount(), cause);
+          case ChannelAnswer.DECLINED -> rules.onNotCharged(tx, cause + " DECLINED");
+          case ChannelAnswer.REFUNDED -> rules.onRefunded(tx, cause);
           default -> "IGNORED " + tx.status();
         };
       }

@@ -14,12 +14,19 @@ import java.time.Duration;
  * 2–5). Success from the charge reply, a query, a close or a callback all go through {@link #onCharged}.
  */
 final class PaymentRules {
-  private PaymentRules() {}
+  private final Safeguards safeguards;
+  /** How long a reservation taken again after a late payment is held (rule 4). */
+  private final Duration reservationTtl;
 
-  static String onCharged(OrderTx tx, long amount, String cause, Duration ttl) throws SQLException {
+  PaymentRules(Safeguards safeguards, Duration reservationTtl) {
+    this.safeguards = safeguards;
+    this.reservationTtl = reservationTtl;
+  }
+
+  String onCharged(OrderTx tx, long amount, String cause) throws SQLException {
     OrderRow o = tx.row();
     if (amount != o.amount()) return "AMOUNT_MISMATCH";
-    if (!Safeguards.transitionPrecondition) {
+    if (!safeguards.on(Safeguards.Safeguard.TRANSITION_PRECONDITION)) {
       tx.moveWithoutPrecondition(OrderStatus.PAID, cause); // negative control C29-16 only
       return "PAID";
     }
@@ -35,13 +42,13 @@ final class PaymentRules {
     }
     // CREATED / PAYING / UNKNOWN: PAID only if the confirm took effect, in this transaction
     boolean confirmed = Inventory.confirm(tx.c, o.reservationKey());
-    if (confirmed || !Safeguards.confirmMustTakeEffect) { // the switch: negative control C29-17 only
+    if (confirmed || !safeguards.on(Safeguards.Safeguard.CONFIRM_MUST_TAKE_EFFECT)) { // the switch: negative control C29-17 only
       tx.move(OrderStatus.PAID, cause);
       return "PAID";
     }
     int attempt = o.reserveAttempt() + 1;
     String key = o.orderId() + "/r" + attempt;
-    Inventory.Take held = Inventory.reserve(tx.c, key, o.tenant(), o.sku(), o.subject(), o.quantity(), Integer.MAX_VALUE, ttl);
+    Inventory.Take held = Inventory.reserve(tx.c, key, o.tenant(), o.sku(), o.subject(), o.quantity(), Integer.MAX_VALUE, reservationTtl);
     if (held == Inventory.Take.HELD && Inventory.confirm(tx.c, key)) {
       try (var ps = tx.c.prepareStatement(
           "UPDATE orders SET reservation_key = ?, reserve_attempt = ? WHERE order_id = ?")) {
@@ -59,7 +66,7 @@ final class PaymentRules {
   }
 
   /** Declined, or the close answered CLOSED: FAILED and the unit back, same transaction. */
-  static String onNotCharged(OrderTx tx, String cause) throws SQLException {
+  String onNotCharged(OrderTx tx, String cause) throws SQLException {
     OrderStatus s = tx.status();
     if (s == OrderStatus.PAYING || s == OrderStatus.UNKNOWN) {
       Inventory.release(tx.c, tx.row().reservationKey());
@@ -69,7 +76,7 @@ final class PaymentRules {
     return (s == OrderStatus.FAILED ? "DUPLICATE " : "IGNORED ") + s;
   }
 
-  static String onRefunded(OrderTx tx, String cause) throws SQLException {
+  String onRefunded(OrderTx tx, String cause) throws SQLException {
     if (tx.status() == OrderStatus.REFUNDING) {
       tx.move(OrderStatus.REFUNDED, cause);
       return "REFUNDED";
@@ -78,8 +85,8 @@ final class PaymentRules {
   }
 
   /** No definite answer: never a failure, never a release (rule 2). */
-  static String onNoAnswer(OrderTx tx, String cause) throws SQLException {
-    if (tx.status() == OrderStatus.PAYING && !Safeguards.timeoutIsUnknown) { // negative control C29-14 only
+  String onNoAnswer(OrderTx tx, String cause) throws SQLException {
+    if (tx.status() == OrderStatus.PAYING && !safeguards.on(Safeguards.Safeguard.TIMEOUT_IS_UNKNOWN)) { // negative control C29-14 only
       Inventory.release(tx.c, tx.row().reservationKey());
       tx.move(OrderStatus.FAILED, cause);
       return "FAILED";

@@ -1,29 +1,38 @@
 package io.flashsale.activities;
 
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
 /**
- * Test-only switches for the negative controls (C29-14..17): each turns ONE safeguard off so an
- * experiment can show that reconciliation catches the damage. They are plain static fields that
- * only test code sets; no configuration key, command or endpoint reaches them.
+ * The four safeguards of the payment path that the negative controls (C29-14..17) switch off one
+ * at a time, to show that reconciliation catches the damage. One instance is given to the
+ * activities when the worker is wired; all are on, and no configuration key, command or endpoint
+ * reaches them: only code holding the instance (an in-process experiment) can switch one off.
  */
 public final class Safeguards {
-  private Safeguards() {}
 
-  /** C29-14 off: a charge timeout is taken as a failure (FAILED + release) instead of UNKNOWN. */
-  public static volatile boolean timeoutIsUnknown = true;
+  public enum Safeguard {
+    /** C29-14: a charge timeout is UNKNOWN (query, then close), never a failure and a release. */
+    TIMEOUT_IS_UNKNOWN,
+    /** C29-15: NOT_FOUND fails the order only after the channel closed the charge. */
+    CLOSE_BEFORE_FAIL,
+    /** C29-16: a success notice moves the order only from the status it expects. */
+    TRANSITION_PRECONDITION,
+    /** C29-17: PAID only when confirming the reservation took effect. */
+    CONFIRM_MUST_TAKE_EFFECT
+  }
 
-  /** C29-15 off: NOT_FOUND fails the order without closing it at the channel first. */
-  public static volatile boolean closeBeforeFail = true;
+  private final Set<Safeguard> off = ConcurrentHashMap.newKeySet();
 
-  /** C29-16 off: a success notice writes PAID whatever the order's current status. */
-  public static volatile boolean transitionPrecondition = true;
+  public boolean on(Safeguard safeguard) {
+    return !off.contains(safeguard);
+  }
 
-  /** C29-17 off: PAID is written even when confirming the reservation did not take effect. */
-  public static volatile boolean confirmMustTakeEffect = true;
+  public void switchOff(Safeguard safeguard) {
+    off.add(safeguard);
+  }
 
-  public static void restore() {
-    timeoutIsUnknown = true;
-    closeBeforeFail = true;
-    transitionPrecondition = true;
-    confirmMustTakeEffect = true;
+  public void restore() {
+    off.clear();
   }
 }

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class C2914TimeoutAsFailureTest {
   @RegisterExtension static final Stack stack = new Stack();
-  @RegisterExtension static final NegativeControl restore = new NegativeControl();
+  @RegisterExtension static final NegativeControl restore = new NegativeControl(stack);
   @RegisterExtension static final Evidence ev = new Evidence("C29-14", "negative control: timeout treated as failure");
 
   @Test
@@ -24,9 +24,9 @@ class C2914TimeoutAsFailureTest {
     HttpJson b = stack.api.login("t1", "user-1402");
     String first = Buyers.create(a, "c2914-a", "sku-c2914", 1).text("order_id");
     Buyers.fault(stack.channel, first, Map.of("reply_delay_ms", 1200, "hold_callbacks", true));
-    Safeguards.timeoutIsUnknown = false;
+    stack.wiring.safeguards().switchOff(Safeguards.Safeguard.TIMEOUT_IS_UNKNOWN);
     ev.equal("FAILED", Buyers.pay(a, first).text("status"), "switch off: the lost reply fails the order");
-    Safeguards.restore();
+    stack.wiring.safeguards().restore();
     String second = Buyers.create(b, "c2914-b", "sku-c2914", 1).text("order_id");
     ev.equal("PAID", Buyers.pay(b, second).text("status"), "another buyer gets the released unit");
 

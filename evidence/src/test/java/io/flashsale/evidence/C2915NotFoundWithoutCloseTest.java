@@ -19,7 +19,7 @@ class C2915NotFoundWithoutCloseTest {
   private static final int HOLD_MS = 6_000;
 
   @RegisterExtension static final Stack stack = new Stack();
-  @RegisterExtension static final NegativeControl restore = new NegativeControl();
+  @RegisterExtension static final NegativeControl restore = new NegativeControl(stack);
   @RegisterExtension static final Evidence ev = new Evidence("C29-15", "negative control: NOT_FOUND failed without close");
 
   @Test
@@ -28,13 +28,13 @@ class C2915NotFoundWithoutCloseTest {
     HttpJson a = stack.api.login("t1", "user-1501");
     String id = Buyers.create(a, "c2915", "sku-c2915", 1).text("order_id");
     Buyers.fault(stack.channel, id, Map.of("hold_request_ms", HOLD_MS, "hold_callbacks", true));
-    Safeguards.closeBeforeFail = false;
+    stack.wiring.safeguards().switchOff(Safeguards.Safeguard.CLOSE_BEFORE_FAIL);
     long sent = System.currentTimeMillis();
     ev.equal("UNKNOWN", Buyers.pay(a, id).text("status"), "pay answers UNKNOWN");
     stack.awaitStatus(id, "FAILED", 10_000);
     ev.note("timeline " + id + ": " + stack.sql.timeline(id));
     Thread.sleep(Math.max(0, sent + HOLD_MS + 300 - System.currentTimeMillis())); // it lands: nothing refuses it
-    Safeguards.restore();
+    stack.wiring.safeguards().restore();
     ev.equal("CHARGED", stack.channel.get("/charges/" + id).text("status"), "the late request charged at the channel");
 
     String report = stack.reconcile();

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class C2916NoPreconditionTest {
   @RegisterExtension static final Stack stack = new Stack();
-  @RegisterExtension static final NegativeControl restore = new NegativeControl();
+  @RegisterExtension static final NegativeControl restore = new NegativeControl(stack);
   @RegisterExtension static final Evidence ev = new Evidence("C29-16", "negative control: no transition precondition");
 
   @Test
@@ -29,12 +29,12 @@ class C2916NoPreconditionTest {
     ev.note("timeline " + id + ": " + stack.sql.timeline(id));
     ev.check(stack.reconcileSummary().contains(" mismatches=0 "), "clean before the switch");
 
-    Safeguards.transitionPrecondition = false;
+    stack.wiring.safeguards().switchOff(Safeguards.Safeguard.TRANSITION_PRECONDITION);
     String txn = stack.channel.get("/charges/" + id).text("txn");
     stack.callback(Map.of("notify_id", "ntf-late-c2916", "merchant_order", id,
         "kind", "CHARGED", "amount", 1990, "txn", txn == null ? "txn-x" : txn));
     stack.awaitStatus(id, "PAID", 10_000);
-    Safeguards.restore();
+    stack.wiring.safeguards().restore();
     ev.note("timeline " + id + ": " + stack.sql.timeline(id));
 
     String report = stack.reconcile();

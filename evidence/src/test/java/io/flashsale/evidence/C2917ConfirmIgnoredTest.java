@@ -18,7 +18,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @org.junit.jupiter.api.Tag("in-memory-only")
 class C2917ConfirmIgnoredTest {
   @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQueryMs", 300_000);
-  @RegisterExtension static final NegativeControl restore = new NegativeControl();
+  @RegisterExtension static final NegativeControl restore = new NegativeControl(stack);
   @RegisterExtension static final Evidence ev = new Evidence("C29-17", "negative control: confirm result ignored");
 
   private static final String SKU = "sku-c2917";
@@ -41,11 +41,11 @@ class C2917ConfirmIgnoredTest {
       String id = Buyers.create(buyer, "c2917-new-" + i, SKU, 1).text("order_id");
       ev.equal("PAID", Buyers.pay(buyer, id).text("status"), "new buyer " + i + " PAID");
     }
-    Safeguards.confirmMustTakeEffect = false;
+    stack.wiring.safeguards().switchOff(Safeguards.Safeguard.CONFIRM_MUST_TAKE_EFFECT);
     for (String id : originals) stack.channel.post("/_callbacks/release", Map.of("merchant_order", id, "order", "fifo"));
     stack.awaitTrue(() -> stack.sql.count("SELECT count(*) FROM orders WHERE sku = ? AND status = 'PAID'", SKU) == 20,
         20_000, "originals not all PAID");
-    Safeguards.restore();
+    stack.wiring.safeguards().restore();
 
     String report = stack.reconcile();
     ev.note("report:\n" + report.trim());

@@ -1,14 +1,19 @@
 package io.flashsale.evidence;
 
-import io.flashsale.activities.Safeguards;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /** Puts every safeguard back after a negative-control experiment, whatever happened in it. */
 final class NegativeControl implements AfterAllCallback {
+  private final Stack stack;
+
+  NegativeControl(Stack stack) {
+    this.stack = stack;
+  }
+
   @Override
   public void afterAll(ExtensionContext context) {
-    Safeguards.restore();
+    if (stack.wiring != null) stack.wiring.safeguards().restore();
   }
 
   /** The reconcile report's lines that name one of the flags. */

@@ -10,6 +10,7 @@ import io.flashsale.paymentchannel.PaymentChannel;
 import io.flashsale.persistence.Database;
 import io.flashsale.reconciliation.Reconciler;
 import io.flashsale.persistence.Skus;
+import io.flashsale.activities.Safeguards;
 import io.flashsale.api.RestApi;
 import io.flashsale.api.auth.TokenService;
 import io.flashsale.launcher.cli.ChannelCommand;
@@ -35,7 +36,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
   /** What run() built, for the demo command and in-process tests. */
   public record Wiring(Database db, Orders orders, Reconciler reconciler, PaymentChannel channel, Skus skus,
       TemporalRuntime temporal, io.flashsale.launcher.TemporalEngine engine, EmbeddedStack stack, FulfillmentConsumer consumer, OutboxRelay relay,
-      WorkflowAudit workflowAudit, String jdbcUrl, String channelUrl, int apiPort, int adminPort, String callbackSecret) {}
+      WorkflowAudit workflowAudit, Safeguards safeguards, String jdbcUrl, String channelUrl, int apiPort, int adminPort, String callbackSecret) {}
 
   private volatile Wiring wiring;
 
@@ -147,7 +148,8 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     boolean inMemory = engine == io.flashsale.launcher.TemporalEngine.EMBEDDED;
     if (!inMemory) temporal.awaitReady(cfg.temporal.namespace, Duration.ofSeconds(60));
     temporal.ensureSearchAttributes(cfg.temporal.namespace, inMemory);
-    if (cfg.worker) cfg.registerWorker(temporal, db, channel);
+    Safeguards safeguards = new Safeguards();
+    if (cfg.worker) cfg.registerWorker(temporal, db, channel, safeguards);
     env.lifecycle().manage(new Managed() {
       @Override
       public void stop() {
@@ -195,7 +197,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
             cfg.auth.devLoginEnabled(cfg.embedded), cfg.auth.secureCookie),
         new RestApi.Services(db, orders, tokens, channel, temporal.service(), reconciler, audit, repair));
 
-    wiring = new Wiring(db, orders, reconciler, channel, skus, temporal, engine, stack, consumer, relay, audit, jdbcUrl, channelUrl,
+    wiring = new Wiring(db, orders, reconciler, channel, skus, temporal, engine, stack, consumer, relay, audit, safeguards, jdbcUrl, channelUrl,
         apiPort, adminPort, cfg.channel.callbackSecret);
     EmbeddedStack shown = stack;
     io.flashsale.launcher.TemporalEngine shownEngine = engine;

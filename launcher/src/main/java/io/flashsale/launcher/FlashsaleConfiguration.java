@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 import io.dropwizard.core.Configuration;
 import io.flashsale.activities.ChannelActivitiesImpl;
 import io.flashsale.activities.OrderActivitiesImpl;
+import io.flashsale.activities.Safeguards;
 import io.flashsale.launcher.observe.SdkMetrics;
 import io.flashsale.paymentchannel.PaymentChannel;
 import io.flashsale.paymentchannel.http.HttpPaymentChannel;
@@ -63,9 +64,9 @@ public class FlashsaleConfiguration extends Configuration {
    * The worker's activities on this configuration's pool and channel, registered on the runtime;
    * the server and the worker command both register through here.
    */
-  public void registerWorker(TemporalRuntime runtime, Database db, PaymentChannel channel) {
-    runtime.registerWorker(new OrderActivitiesImpl(db, Duration.ofMillis(orders.reservationTtlMs)),
-        new ChannelActivitiesImpl(channel), workerWorkflows, workerActivities,
+  public void registerWorker(TemporalRuntime runtime, Database db, PaymentChannel channel, Safeguards safeguards) {
+    runtime.registerWorker(new OrderActivitiesImpl(db, Duration.ofMillis(orders.reservationTtlMs), safeguards),
+        new ChannelActivitiesImpl(channel, safeguards), workerWorkflows, workerActivities,
         TemporalRuntime.workerOptions(database.maxPoolSize, temporal));
   }
 

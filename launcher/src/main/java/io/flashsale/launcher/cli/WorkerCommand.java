@@ -44,7 +44,7 @@ public class WorkerCommand extends ConfiguredCommand<FlashsaleConfiguration> {
     TemporalRuntime temporal = cfg.temporal.connect(cfg.temporal.target, true, metrics);
     // a worker may be the first process on a namespace: an unregistered attribute would fail its workflow tasks
     temporal.ensureSearchAttributes(cfg.temporal.namespace, false);
-    cfg.registerWorker(temporal, db, channel);
+    cfg.registerWorker(temporal, db, channel, new io.flashsale.activities.Safeguards());
     temporal.start();
     System.out.println("worker polling " + cfg.temporal.target + " (workflows=" + cfg.workerWorkflows + ", activities="
         + cfg.workerActivities + ", pid " + ProcessHandle.current().pid() + ")");
