@@ -65,29 +65,30 @@ public class OrderWorkflowImpl implements OrderWorkflow {
                       .build())
               .build());
 
-  /** Charge, query and close: one attempt; no answer is the value UNKNOWN, not a retry. */
+  /**
+   * The channel, one stub with per-method options. Charge, query and close get one attempt: no
+   * answer is the value UNKNOWN, which the order converges by query, not a retry. Refunds retry
+   * with the same refund key until the channel answers (a round of five; rounds repeat).
+   */
   private final ChannelActivities channel =
       Workflow.newActivityStub(
           ChannelActivities.class,
           ActivityOptions.newBuilder()
               .setStartToCloseTimeout(Duration.ofSeconds(10))
               .setRetryOptions(RetryOptions.newBuilder().setMaximumAttempts(1).build())
-              .build());
-
-  /** Refunds retry with the same refund key until the channel answers. */
-  private final ChannelActivities refunds =
-      Workflow.newActivityStub(
-          ChannelActivities.class,
-          ActivityOptions.newBuilder()
-              .setStartToCloseTimeout(Duration.ofSeconds(10))
-              .setRetryOptions(
-                  RetryOptions.newBuilder()
-                      .setInitialInterval(Duration.ofSeconds(1))
-                      .setBackoffCoefficient(2)
-                      .setMaximumInterval(Duration.ofSeconds(30))
-                      .setMaximumAttempts(5)
-                      .build())
-              .build());
+              .build(),
+          Map.of(
+              "Refund",
+              ActivityOptions.newBuilder()
+                  .setStartToCloseTimeout(Duration.ofSeconds(10))
+                  .setRetryOptions(
+                      RetryOptions.newBuilder()
+                          .setInitialInterval(Duration.ofSeconds(1))
+                          .setBackoffCoefficient(2)
+                          .setMaximumInterval(Duration.ofSeconds(30))
+                          .setMaximumAttempts(5)
+                          .build())
+                  .build()));
 
   private final WorkflowLock lock = Workflow.newWorkflowLock();
   private final Deque<Notice> notices = new ArrayDeque<>();
@@ -186,64 +187,88 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   }
 
   /**
-   * The order after create: apply notices, refund, expire the reservation, converge UNKNOWN by
-   * query; after a terminal status wait for late notices, then end.
+   * The order after create, one event at a time: queued notices first; then what the status asks
+   * for (docs/DESIGN.md §Workflow design). Ends when a final order has had its late-notice window.
    */
   private void loop() {
     while (true) {
       if (!cancelRequested && historyTooLong() && Workflow.isEveryHandlerFinished()) {
-        // no update running: the new run reloads the order and takes over the queued notices
-        Workflow.continueAsNew(new OrderStart(start.tenant(), start.subject(), start.requestKey(), order.orderId(),
-            settings, reservationExpired ? -1L : expiryAt, List.copyOf(notices), List.copyOf(timeline)));
+        continueAsNew();
       }
       if (!notices.isEmpty()) {
         applyNotice(notices.poll());
         continue;
       }
       OrderStatus status = order.status();
-      if (status == OrderStatus.REFUNDING) {
-        refund();
-        continue;
-      }
-      if (status.isTerminal()) {
-        if (cancelRequested) return; // a later notice starts a new run (signal-with-start)
-        // a timer that fires in the same task as a signal still leaves the notice queued: keep going
-        awaitOrTimeout(settings.lateNoticeWindow(), () -> !notices.isEmpty());
-        if (!notices.isEmpty()) continue;
-        Workflow.await(Workflow::isEveryHandlerFinished);
-        if (notices.isEmpty()) break;
-        continue;
-      }
-      if (status == OrderStatus.CREATED && cancelRequested) {
-        locked(() -> step("cancel", () -> db.cancel(order.orderId(), "workflow cancelled")));
-        continue;
-      }
-      if (status == OrderStatus.UNKNOWN && queryAt == 0) {
-        queryAt = Workflow.currentTimeMillis() + backoff;
-      }
-      long now = Workflow.currentTimeMillis();
-      long wakeAt = Long.MAX_VALUE;
-      if (!reservationExpired) wakeAt = expiryAt;
-      if (status == OrderStatus.UNKNOWN) wakeAt = Math.min(wakeAt, queryAt);
-      int seenVersion = order.version();
-      Supplier<Boolean> changed = () -> !notices.isEmpty() || order.version() != seenVersion;
-      boolean woke =
-          wakeAt == Long.MAX_VALUE
-              ? awaitForever(changed)
-              : awaitOrTimeout(Duration.ofMillis(Math.max(1, wakeAt - now)), changed);
-      if (woke) {
-        continue;
-      }
-      now = Workflow.currentTimeMillis();
-      if (!reservationExpired && now >= expiryAt) {
-        reservationExpired = true;
-        locked(() -> step("expireReservation", () -> db.expireReservation(order.orderId())));
-      }
-      if (order.status() == OrderStatus.UNKNOWN && now >= queryAt) {
-        converge();
-        backoff = Math.min(backoff * 2, settings.unknownQueryCapMillis());
-        queryAt = Workflow.currentTimeMillis() + backoff;
-      }
+      // a switch expression: a new status does not compile until it is handled here
+      boolean goOn = switch (status) {
+        case REFUNDING -> {
+          refund();
+          yield true;
+        }
+        case PAID, FAILED, CANCELLED, REFUNDED -> awaitLateNotices();
+        case CREATED, PAYING, UNKNOWN -> {
+          if (status == OrderStatus.CREATED && cancelRequested) {
+            locked(() -> step("cancel", () -> db.cancel(order.orderId(), "workflow cancelled")));
+          } else if (!awaitChangeOrDeadline(status)) {
+            onDeadline();
+          }
+          yield true;
+        }
+      };
+      if (!goOn) return;
+    }
+  }
+
+  /** No update running: the new run reloads the order and takes over the queued notices. */
+  private void continueAsNew() {
+    Workflow.continueAsNew(new OrderStart(start.tenant(), start.subject(), start.requestKey(), order.orderId(),
+        settings, reservationExpired ? -1L : expiryAt, List.copyOf(notices), List.copyOf(timeline)));
+  }
+
+  /**
+   * A final order waits out the late-notice window (a late success must still be refunded); true
+   * when a notice came and the loop goes on, false when the run may end.
+   */
+  private boolean awaitLateNotices() {
+    if (cancelRequested) return false; // a later notice starts a new run (signal-with-start)
+    // a timer that fires in the same task as a signal still leaves the notice queued: keep going
+    awaitOrTimeout(settings.lateNoticeWindow(), () -> !notices.isEmpty());
+    if (!notices.isEmpty()) return true;
+    Workflow.await(Workflow::isEveryHandlerFinished);
+    return !notices.isEmpty();
+  }
+
+  /**
+   * Waits for a notice or a new order version, until the next deadline: the reservation's expiry
+   * and, for UNKNOWN, the next query. True when something changed, false when the deadline came.
+   */
+  private boolean awaitChangeOrDeadline(OrderStatus status) {
+    if (status == OrderStatus.UNKNOWN && queryAt == 0) {
+      queryAt = Workflow.currentTimeMillis() + backoff;
+    }
+    long now = Workflow.currentTimeMillis();
+    long wakeAt = Long.MAX_VALUE;
+    if (!reservationExpired) wakeAt = expiryAt;
+    if (status == OrderStatus.UNKNOWN) wakeAt = Math.min(wakeAt, queryAt);
+    int seenVersion = order.version();
+    Supplier<Boolean> changed = () -> !notices.isEmpty() || order.version() != seenVersion;
+    return wakeAt == Long.MAX_VALUE
+        ? awaitForever(changed)
+        : awaitOrTimeout(Duration.ofMillis(Math.max(1, wakeAt - now)), changed);
+  }
+
+  /** A deadline came: expire the reservation, and converge an UNKNOWN order by query (with backoff). */
+  private void onDeadline() {
+    long now = Workflow.currentTimeMillis();
+    if (!reservationExpired && now >= expiryAt) {
+      reservationExpired = true;
+      locked(() -> step("expireReservation", () -> db.expireReservation(order.orderId())));
+    }
+    if (order.status() == OrderStatus.UNKNOWN && now >= queryAt) {
+      converge();
+      backoff = Math.min(backoff * 2, settings.unknownQueryCapMillis());
+      queryAt = Workflow.currentTimeMillis() + backoff;
     }
   }
 
@@ -485,7 +510,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     lock.lock();
     try {
       if (order.status() != OrderStatus.REFUNDING) return;
-      refunds.refund(order.orderId(), order.amount());
+      channel.refund(order.orderId(), order.amount());
       track(step("completeRefund", () -> db.completeRefund(order.orderId(), "refund reply")));
       refundRounds = 0;
       return;
