@@ -1,5 +1,7 @@
 package io.flashsale.api.resources;
 
+import io.flashsale.api.representations.CallbackAck;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.flashsale.persistence.Notifications;
@@ -77,7 +79,7 @@ public class CallbackResource {
     if (o == null) {
       notifications.markEffect(arrival, "UNKNOWN_ORDER");
       log.warn("callback {} for unknown order {}", notifyId, merchantOrder);
-      return Response.ok(Map.of("accepted", true, "effect", "UNKNOWN_ORDER")).build();
+      return Response.ok(new CallbackAck(true, "UNKNOWN_ORDER", null)).build();
     }
     try {
       orders.notify(o.workflowId(), o.tenant(), o.subject(), o.requestKey(), o.orderId(),
@@ -88,7 +90,7 @@ public class CallbackResource {
       return ApiError.response(500, "SIGNAL_FAILED", "the order workflow did not take the notice; retry");
     }
     log.info("order {} callback {} {} accepted (arrival {})", merchantOrder, notifyId, kind, arrival);
-    return Response.ok(Map.of("accepted", true, "arrival", arrival)).build();
+    return Response.ok(new CallbackAck(true, null, arrival)).build();
   }
 
   private boolean signatureValid(String header, byte[] raw) {

@@ -1,5 +1,8 @@
 package io.flashsale.api.resources;
 
+import io.flashsale.api.representations.ErrorBody;
+import io.flashsale.api.representations.StatusChange;
+
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.dropwizard.auth.Auth;
 import io.flashsale.persistence.OrderQueries;
@@ -71,7 +74,7 @@ public class OrderEventsResource {
     }
     if (!streams.tryAcquire()) {
       return Response.status(503).header("Retry-After", "5").type("application/json")
-          .entity(Map.of("error", "STREAMS_EXHAUSTED", "message", "too many open event streams; retry later")).build();
+          .entity(new ErrorBody("STREAMS_EXHAUSTED", "too many open event streams; retry later")).build();
     }
     int from = after;
     StreamingOutput body = out -> {
@@ -106,13 +109,7 @@ public class OrderEventsResource {
         }
         for (TimelineEntry t : queries.transitionsAfter(o.orderId(), seen)) {
           if (!allowed(caller, o, out)) return; // permission re-checked per event
-          Map<String, Object> data = new LinkedHashMap<>();
-          data.put("order_id", o.orderId());
-          data.put("from_status", t.fromStatus());
-          data.put("to_status", t.toStatus());
-          data.put("version", t.version());
-          data.put("cause", t.cause());
-          data.put("at", t.at());
+          StatusChange data = StatusChange.of(o.orderId(), t);
           write(out, "id: " + t.version() + "\nevent: transition\ndata: " + JSON.writeValueAsString(data) + "\n\n");
           seen = t.version();
           lastWrite = System.currentTimeMillis();

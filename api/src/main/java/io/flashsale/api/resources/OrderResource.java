@@ -1,5 +1,12 @@
 package io.flashsale.api.resources;
 
+import io.flashsale.api.representations.CommandAnswer;
+import io.flashsale.api.representations.ErrorBody;
+import io.flashsale.api.representations.OrderBody;
+import io.flashsale.api.representations.OrderPage;
+import io.flashsale.api.representations.OrderSummary;
+import io.flashsale.api.representations.OutcomeBody;
+
 import io.flashsale.workflows.CommandOutcome;
 import io.flashsale.workflows.CreateOutcome;
 import com.fasterxml.jackson.databind.JsonNode;
@@ -81,7 +88,7 @@ public class OrderResource {
     }
     if (!admission.tryAcquire()) {
       return Response.status(503).header("Retry-After", "1").type(MediaType.APPLICATION_JSON_TYPE)
-          .entity(Map.of("outcome", "OVERLOADED", "message", "too many orders in flight; retry with the same key"))
+          .entity(new OutcomeBody("OVERLOADED", "too many orders in flight; retry with the same key"))
           .build();
     }
     CreateResult r;
@@ -110,15 +117,12 @@ public class OrderResource {
    * its key and body (byte for byte): the order as the create made it, i.e. status CREATED,
    * version 1, its first reservation HELD and the first transition; GET shows where it is now.
    */
-  static Map<String, Object> createdAnswer(OrderDetails o) {
+  static OrderBody createdAnswer(OrderDetails o) {
     OrderDetails asCreated = new OrderDetails(o.orderId(), o.tenant(), o.subject(), o.requestKey(),
         io.flashsale.workflows.OrderStatus.CREATED.name(), 1, o.sku(), o.quantity(), o.amount(), o.note(),
         io.flashsale.persistence.Inventory.firstReservationKey(o.orderId()), "HELD", o.workflowId(),
         o.createdAt(), o.timeline().stream().filter(t -> t.version() == 1).toList());
-    Map<String, Object> out = new LinkedHashMap<>();
-    out.put("outcome", CreateOutcome.CREATED);
-    out.putAll(details(asCreated));
-    return out;
+    return OrderBody.of(CreateOutcome.CREATED, asCreated);
   }
 
   @POST
@@ -147,7 +151,7 @@ public class OrderResource {
     // each export holds a pooled connection while it streams: bound them so the pool stays for orders
     if (!exports.tryAcquire()) {
       return Response.status(503).header("Retry-After", "5").type(MediaType.APPLICATION_JSON_TYPE)
-          .entity(Map.of("error", "EXPORTS_EXHAUSTED", "message", "too many exports running; retry later")).build();
+          .entity(new ErrorBody("EXPORTS_EXHAUSTED", "too many exports running; retry later")).build();
     }
     StreamingOutput body = out -> {
       openExports.incrementAndGet();
@@ -181,12 +185,12 @@ public class OrderResource {
 
   @GET
   @Path("/{id}")
-  public Map<String, Object> get(@Auth Caller caller, @PathParam("id") String id) {
-    return details(owned(caller, id));
+  public OrderBody get(@Auth Caller caller, @PathParam("id") String id) {
+    return OrderBody.of(owned(caller, id));
   }
 
   @GET
-  public Map<String, Object> list(@Auth Caller caller, @QueryParam("limit") String limit,
+  public OrderPage list(@Auth Caller caller, @QueryParam("limit") String limit,
       @QueryParam("cursor") String cursor) {
     // a String, parsed here: a non-numeric limit is a 400 with a code, not Jersey's 404
     int n = 20;
@@ -197,12 +201,8 @@ public class OrderResource {
     if (n < 1 || n > 100) throw ApiError.badRequest("INVALID_LIMIT", "limit must be in 1..100");
     if (cursor != null && !ORDER_ID.matcher(cursor).matches()) throw ApiError.badRequest("INVALID_CURSOR", "bad cursor");
     List<OrderDetails> page = queries.list(caller.tenant(), caller.subject(), cursor, n + 1);
-    List<Map<String, Object>> items = new ArrayList<>();
-    for (OrderDetails o : page.subList(0, Math.min(n, page.size()))) items.add(summary(o));
-    Map<String, Object> out = new LinkedHashMap<>();
-    out.put("orders", items);
-    out.put("next_cursor", page.size() > n ? page.get(n - 1).orderId() : null);
-    return out;
+    List<OrderSummary> items = page.subList(0, Math.min(n, page.size())).stream().map(OrderSummary::of).toList();
+    return new OrderPage(items, page.size() > n ? page.get(n - 1).orderId() : null);
   }
 
   /** 404 for an unknown id, 403 for another subject's or another tenant's order. */
@@ -242,16 +242,11 @@ public class OrderResource {
       }
       // final order whose workflow completed after its late-notice window: answer from the row
       boolean replayCancel = closedCancel && "CANCELLED".equals(now.status());
-      return json(replayCancel ? 200 : 409, Map.of(
-          "outcome", replayCancel ? CommandOutcome.REPLAY_CANCEL : CommandOutcome.REJECTED,
-          "order_id", o.orderId(), "status", now.status(), "version", now.version()));
+      return json(replayCancel ? 200 : 409, new CommandAnswer(
+          replayCancel ? CommandOutcome.REPLAY_CANCEL : CommandOutcome.REJECTED, o.orderId(), now.status(), now.version()));
     }
-    Map<String, Object> out = new LinkedHashMap<>();
-    if (r.outcome() != null) out.put("outcome", r.outcome());
-    out.put("order_id", o.orderId());
-    out.put("status", r.status() == null ? null : r.status().name());
-    out.put("version", r.version());
-    return json(code.apply(r), out);
+    return json(code.apply(r), new CommandAnswer(r.outcome(), o.orderId(),
+        r.status() == null ? null : r.status().name(), r.version()));
   }
 
   /** 503 with Retry-After: the engine is slow or away, the same request may be sent again. */
@@ -262,44 +257,7 @@ public class OrderResource {
 
   /** A create that made no order: the outcome alone. */
   private static Response outcome(int status, CreateOutcome outcome) {
-    Map<String, Object> out = new LinkedHashMap<>();
-    out.put("outcome", outcome);
-    return json(status, out);
-  }
-
-  private static Map<String, Object> summary(OrderDetails o) {
-    Map<String, Object> out = new LinkedHashMap<>();
-    out.put("order_id", o.orderId());
-    out.put("status", o.status());
-    out.put("version", o.version());
-    out.put("sku", o.sku());
-    out.put("quantity", o.quantity());
-    out.put("amount", o.amount());
-    out.put("request_key", o.requestKey());
-    out.put("created_at", o.createdAt());
-    return out;
-  }
-
-  static Map<String, Object> details(OrderDetails o) {
-    Map<String, Object> out = summary(o);
-    out.put("note", o.note());
-    Map<String, Object> reservation = new LinkedHashMap<>();
-    reservation.put("key", o.reservationKey());
-    reservation.put("status", o.reservationStatus());
-    out.put("reservation", reservation);
-    out.put("workflow_id", o.workflowId());
-    List<Map<String, Object>> timeline = new ArrayList<>();
-    for (OrderQueries.TimelineEntry t : o.timeline()) {
-      Map<String, Object> e = new LinkedHashMap<>();
-      e.put("from_status", t.fromStatus());
-      e.put("to_status", t.toStatus());
-      e.put("version", t.version());
-      e.put("cause", t.cause());
-      e.put("at", t.at());
-      timeline.add(e);
-    }
-    out.put("timeline", timeline);
-    return out;
+    return json(status, new OutcomeBody(outcome.name(), null));
   }
 
   private static Response json(int status, Object body) {

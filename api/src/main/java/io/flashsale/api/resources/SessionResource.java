@@ -1,5 +1,7 @@
 package io.flashsale.api.resources;
 
+import io.flashsale.api.representations.SessionBody;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import io.flashsale.persistence.Principals;
 import io.flashsale.api.auth.TokenService;
@@ -48,11 +50,7 @@ public class SessionResource {
     String subject = name(body, "subject");
     principals.register(tenant, subject);
     String token = tokens.issue(tenant, subject);
-    Map<String, Object> out = new LinkedHashMap<>();
-    out.put("token", token);
-    out.put("token_type", "Bearer");
-    out.put("expires_in", tokens.ttlSeconds());
-    out.put("csrf_token", tokens.csrfFor(token)); // for cookie-authenticated unsafe requests
+    SessionBody out = new SessionBody(token, "Bearer", tokens.ttlSeconds(), tokens.csrfFor(token));
     boolean secure = secureCookie != null ? secureCookie : security != null && security.isSecure();
     return jakarta.ws.rs.core.Response.ok(out).cookie(cookie(token, tokens.ttlSeconds(), secure)).build();
   }

@@ -2,10 +2,10 @@ package io.flashsale.api.resources;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.flashsale.api.representations.OrderBody;
 import io.flashsale.persistence.OrderQueries.OrderDetails;
 import io.flashsale.persistence.OrderQueries.TimelineEntry;
 import java.util.List;
-import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** A create's answer does not move with the order: a retry after pay and re-reserve answers what the create did. */
@@ -22,13 +22,13 @@ class CreatedAnswerTest {
     List<TimelineEntry> later = List.of(created,
         new TimelineEntry("CREATED", "PAYING", 2, "pay", "2026-11-30T12:00:01Z"),
         new TimelineEntry("PAYING", "PAID", 3, "charge reply", "2026-11-30T12:00:02Z"));
-    Map<String, Object> first = OrderResource.createdAnswer(order("CREATED", 1, "ord-0007/r1", "HELD", List.of(created)));
-    Map<String, Object> retry = OrderResource.createdAnswer(order("PAID", 3, "ord-0007/r2", "CONFIRMED", later));
+    OrderBody first = OrderResource.createdAnswer(order("CREATED", 1, "ord-0007/r1", "HELD", List.of(created)));
+    OrderBody retry = OrderResource.createdAnswer(order("PAID", 3, "ord-0007/r2", "CONFIRMED", later));
     assertEquals(first, retry);
-    assertEquals(io.flashsale.workflows.CreateOutcome.CREATED, retry.get("outcome"));
-    assertEquals("CREATED", retry.get("status"));
-    assertEquals(1, retry.get("version"));
-    assertEquals(Map.of("key", "ord-0007/r1", "status", "HELD"), retry.get("reservation"));
-    assertEquals(1, ((List<?>) retry.get("timeline")).size());
+    assertEquals(io.flashsale.workflows.CreateOutcome.CREATED, retry.outcome());
+    assertEquals("CREATED", retry.status());
+    assertEquals(1, retry.version());
+    assertEquals(new OrderBody.Reservation("ord-0007/r1", "HELD"), retry.reservation());
+    assertEquals(1, retry.timeline().size());
   }
 }
