@@ -1,0 +1,616 @@
+package io.flashsale.activities;
+
+import static io.flashsale.activities.Safeguards.Safeguard.CONFIRM_MUST_TAKE_EFFECT;
+import static io.flashsale.activities.Safeguards.Safeguard.TIMEOUT_IS_UNKNOWN;
+import static io.flashsale.activities.Safeguards.Safeguard.TRANSITION_PRECONDITION;
+import static io.flashsale.workflows.OrderStatus.CANCELLED;
+import static io.flashsale.workflows.OrderStatus.CREATED;
+import static io.flashsale.workflows.OrderStatus.FAILED;
+import static io.flashsale.workflows.OrderStatus.PAID;
+import static io.flashsale.workflows.OrderStatus.PAYING;
+import static io.flashsale.workflows.OrderStatus.REFUNDED;
+import static io.flashsale.workflows.OrderStatus.REFUNDING;
+import static io.flashsale.workflows.OrderStatus.UNKNOWN;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.flashsale.persistence.Database;
+import io.flashsale.persistence.Inventory;
+import io.flashsale.persistence.OrderRow;
+import io.flashsale.persistence.OrderTransitions;
+import io.flashsale.persistence.OrderTx;
+import io.flashsale.workflows.OrderStatus;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * What each channel answer does to an order from each status, to its reservation and to its SKU's
+ * stock, on a real PostgreSQL; and, for each safeguard the rules hold, that switching it off lets
+ * through exactly the damage it exists to stop.
+ */
+class PaymentRulesTest {
+  private static final String TENANT = "t1";
+  private static final long UNIT_PRICE = 1990;
+  private static final Duration RESERVATION_TTL = Duration.ofMinutes(10);
+  /** Every test builds its own SKUs and orders, so tests never share stock or rows. */
+  private static final AtomicInteger NEXT_ID = new AtomicInteger();
+
+  private static EmbeddedPostgres postgres;
+  private static Database db;
+
+  /** The rules as the worker is wired: every safeguard on. */
+  private final PaymentRules rules = new PaymentRules(new Safeguards(), RESERVATION_TTL);
+
+  @BeforeAll
+  static void startPostgres() throws IOException {
+    postgres = EmbeddedPostgres.builder().start();
+    db = new Database(postgres.getJdbcUrl("postgres", "postgres"), "postgres", "postgres", 2);
+    db.migrate();
+  }
+
+  @AfterAll
+  static void stopPostgres() throws IOException {
+    if (db != null) db.close();
+    if (postgres != null) postgres.close();
+  }
+
+  // ---- a success (charge reply, query, close or CHARGED notice)
+
+  @ParameterizedTest
+  @EnumSource(names = {"CREATED", "PAYING", "UNKNOWN"})
+  void successWhileTheUnitIsHeldConfirmsItAndPays(OrderStatus from) {
+    Order order = newOrder(from);
+    State before = order.state();
+
+    assertEquals("PAID", apply(rules, order, CHARGED));
+
+    State after = order.state();
+    assertMoved(before, after, PAID);
+    assertEquals("CONFIRMED", after.reservationStatus(order.firstKey()));
+    assertStock(before.stock().confirmingOne(), after.stock());
+  }
+
+  @ParameterizedTest
+  @EnumSource(names = {"PAID", "REFUNDING", "REFUNDED"})
+  void repeatedSuccessIsADuplicateAndChangesNothing(OrderStatus from) {
+    Order order = newOrder(from);
+    State before = order.state();
+
+    assertEquals("DUPLICATE " + from, apply(rules, order, CHARGED));
+
+    assertUnchanged(before, order.state());
+  }
+
+  @ParameterizedTest
+  @EnumSource(names = {"FAILED", "CANCELLED"})
+  void successAfterTheOrderEndedUnpaidIsRefunded(OrderStatus from) {
+    Order order = newOrder(from);
+    State before = order.state();
+
+    assertEquals("REFUNDING_ANOMALY", apply(rules, order, CHARGED));
+
+    State after = order.state();
+    assertMoved(before, after, REFUNDING);
+    // the unit went back on sale when the order ended; the refund takes nothing from stock
+    assertEquals("RELEASED", after.reservationStatus(order.firstKey()));
+    assertStock(before.stock(), after.stock());
+  }
+
+  @ParameterizedTest
+  @EnumSource(names = {"PAYING", "UNKNOWN"})
+  void successAfterTheUnitExpiredTakesANewUnitAndPays(OrderStatus from) {
+    Order order = newOrder(from);
+    expireReservation(order);
+    State before = order.state();
+
+    assertEquals("PAID_REHELD", apply(rules, order, CHARGED));
+
+    State after = order.state();
+    assertMoved(before, after, PAID);
+    String reheld = order.id() + "/r2";
+    assertEquals(reheld, after.order().reservationKey());
+    assertEquals(2, after.order().reserveAttempt());
+    assertEquals(Map.of(order.firstKey(), "RELEASED", reheld, "CONFIRMED"), after.reservations());
+    assertStock(before.stock().sellingOneMore(), after.stock());
+  }
+
+  @ParameterizedTest
+  @EnumSource(names = {"PAYING", "UNKNOWN"})
+  void successAfterTheUnitExpiredAndWasSoldToSomeoneElseIsRefunded(OrderStatus from) {
+    Order order = lateOrderWhoseUnitWasResold(from);
+    State before = order.state();
+
+    assertEquals("REFUNDING", apply(rules, order, CHARGED));
+
+    State after = order.state();
+    assertMoved(before, after, REFUNDING);
+    assertEquals(order.firstKey(), after.order().reservationKey());
+    assertEquals(before.reservations(), after.reservations()); // no new reservation
+    assertStock(before.stock(), after.stock());
+    assertEquals(1, paidUnits(order.sku()), "only the buyer holding the unit is paid");
+  }
+
+  @Test
+  void newUnitForALateSuccessIgnoresThePerUserLimitBecauseTheBuyerAlreadyPaid() {
+    String sku = newSku(3, 1);
+    Order late = newOrder(sku, "buyer-limited", PAYING);
+    expireReservation(late);
+    // with the first unit back on sale the same buyer could buy again, up to the limit of one
+    newOrder(sku, "buyer-limited", PAID);
+    State before = late.state();
+
+    assertEquals("PAID_REHELD", apply(rules, late, CHARGED));
+
+    State after = late.state();
+    assertMoved(before, after, PAID);
+    assertStock(before.stock().sellingOneMore(), after.stock());
+  }
+
+  @ParameterizedTest
+  @EnumSource(OrderStatus.class)
+  void successForAnotherAmountChangesNothing(OrderStatus from) {
+    Order order = newOrder(from);
+    State before = order.state();
+
+    assertEquals("AMOUNT_MISMATCH", apply(rules, order, chargedFor(UNIT_PRICE + 1)));
+
+    assertUnchanged(before, order.state());
+  }
+
+  // ---- declined, or the close answered CLOSED
+
+  @ParameterizedTest
+  @EnumSource(names = {"PAYING", "UNKNOWN"})
+  void notChargedFailsTheOrderAndReturnsItsUnit(OrderStatus from) {
+    Order order = newOrder(from);
+    State before = order.state();
+
+    assertEquals("FAILED", apply(rules, order, NOT_CHARGED));
+
+    State after = order.state();
+    assertMoved(before, after, FAILED);
+    assertEquals("RELEASED", after.reservationStatus(order.firstKey()));
+    assertStock(before.stock().releasingOne(), after.stock());
+  }
+
+  @ParameterizedTest
+  @EnumSource(names = {"PAYING", "UNKNOWN"})
+  void notChargedAfterTheUnitExpiredFailsTheOrderWithoutReturningTheUnitTwice(OrderStatus from) {
+    Order order = newOrder(from);
+    expireReservation(order);
+    State before = order.state();
+
+    assertEquals("FAILED", apply(rules, order, NOT_CHARGED));
+
+    State after = order.state();
+    assertMoved(before, after, FAILED);
+    assertStock(before.stock(), after.stock());
+  }
+
+  @Test
+  void repeatedNotChargedIsADuplicateAndChangesNothing() {
+    Order order = newOrder(FAILED);
+    State before = order.state();
+
+    assertEquals("DUPLICATE FAILED", apply(rules, order, NOT_CHARGED));
+
+    assertUnchanged(before, order.state());
+  }
+
+  @ParameterizedTest
+  @EnumSource(mode = EnumSource.Mode.EXCLUDE, names = {"PAYING", "UNKNOWN", "FAILED"})
+  void notChargedWhenNoChargeIsAwaitedIsIgnored(OrderStatus from) {
+    Order order = newOrder(from);
+    State before = order.state();
+
+    assertEquals("IGNORED " + from, apply(rules, order, NOT_CHARGED));
+
+    assertUnchanged(before, order.state());
+  }
+
+  // ---- refunded
+
+  @Test
+  void refundedCompletesARefundingOrder() {
+    Order order = newOrder(REFUNDING);
+    State before = order.state();
+
+    assertEquals("REFUNDED", apply(rules, order, REFUNDED_ANSWER));
+
+    State after = order.state();
+    assertMoved(before, after, REFUNDED);
+    assertStock(before.stock(), after.stock());
+  }
+
+  @ParameterizedTest
+  @EnumSource(mode = EnumSource.Mode.EXCLUDE, names = "REFUNDING")
+  void refundedForAnOrderNotBeingRefundedIsIgnored(OrderStatus from) {
+    Order order = newOrder(from);
+    State before = order.state();
+
+    assertEquals("IGNORED " + from, apply(rules, order, REFUNDED_ANSWER));
+
+    assertUnchanged(before, order.state());
+  }
+
+  // ---- no definite answer (rule 2)
+
+  @Test
+  void noAnswerWhilePayingIsUnknownAndKeepsTheUnitHeld() {
+    Order order = newOrder(PAYING);
+    State before = order.state();
+
+    assertEquals("UNKNOWN", apply(rules, order, NO_ANSWER));
+
+    State after = order.state();
+    assertMoved(before, after, UNKNOWN);
+    assertEquals("HELD", after.reservationStatus(order.firstKey()));
+    assertStock(before.stock(), after.stock());
+  }
+
+  @ParameterizedTest
+  @EnumSource(mode = EnumSource.Mode.EXCLUDE, names = "PAYING")
+  void noAnswerInAnyOtherStatusChangesNothing(OrderStatus from) {
+    Order order = newOrder(from);
+    State before = order.state();
+
+    assertEquals("NOOP " + from, apply(rules, order, NO_ANSWER));
+
+    assertUnchanged(before, order.state());
+  }
+
+  // ---- each safeguard switched off: the same input on a twin order does the damage
+
+  @Test
+  void withTimeoutIsUnknownOffNoAnswerFailsThePayingOrderAndPutsItsUnitBackOnSale() {
+    Order guarded = newOrder(PAYING);
+    Order unguarded = newOrder(PAYING);
+    State before = unguarded.state();
+
+    assertEquals("UNKNOWN", apply(rules, guarded, NO_ANSWER));
+    assertEquals("FAILED", apply(rulesWithout(TIMEOUT_IS_UNKNOWN), unguarded, NO_ANSWER));
+
+    assertEquals("HELD", guarded.state().reservationStatus(guarded.firstKey()));
+    State after = unguarded.state();
+    // the charge may still land: money taken for an order that says FAILED, its unit for sale again
+    assertMoved(before, after, FAILED);
+    assertEquals("RELEASED", after.reservationStatus(unguarded.firstKey()));
+    assertStock(before.stock().releasingOne(), after.stock());
+  }
+
+  @Test
+  void withConfirmMustTakeEffectOffALateSuccessIsPaidWithoutAUnit() {
+    Order guarded = lateOrderWhoseUnitWasResold(PAYING);
+    Order unguarded = lateOrderWhoseUnitWasResold(PAYING);
+    State before = unguarded.state();
+
+    assertEquals("REFUNDING", apply(rules, guarded, CHARGED));
+    assertEquals("PAID", apply(rulesWithout(CONFIRM_MUST_TAKE_EFFECT), unguarded, CHARGED));
+
+    assertEquals(1, paidUnits(guarded.sku()));
+    State after = unguarded.state();
+    assertMoved(before, after, PAID);
+    assertEquals("RELEASED", after.reservationStatus(unguarded.firstKey()));
+    assertStock(before.stock(), after.stock());
+    // oversold: the stock tables still balance, but two orders are paid for the SKU's one unit
+    assertEquals(1, after.stock().total());
+    assertEquals(2, paidUnits(unguarded.sku()));
+  }
+
+  @ParameterizedTest
+  @EnumSource(names = {"FAILED", "CANCELLED", "REFUNDING", "REFUNDED"})
+  void withTransitionPreconditionOffASuccessWritesPaidOverAnOrderThatMustNotBePaid(OrderStatus from) {
+    Order guarded = newOrder(from);
+    Order unguarded = newOrder(from);
+    State before = unguarded.state();
+
+    apply(rules, guarded, CHARGED);
+    assertEquals("PAID", apply(rulesWithout(TRANSITION_PRECONDITION), unguarded, CHARGED));
+
+    assertEquals(0, paidUnits(guarded.sku()));
+    State after = unguarded.state();
+    assertMoved(before, after, PAID);
+    // paid, but its unit was released long ago and nothing was confirmed
+    assertEquals("RELEASED", after.reservationStatus(unguarded.firstKey()));
+    assertStock(before.stock(), after.stock());
+    assertEquals(1, paidUnits(unguarded.sku()));
+    assertEquals(0, after.stock().confirmed());
+  }
+
+  @Test
+  void withTransitionPreconditionOffARepeatedSuccessPublishesPaidAgain() {
+    Order guarded = newOrder(PAID);
+    Order unguarded = newOrder(PAID);
+    State guardedBefore = guarded.state();
+    State before = unguarded.state();
+
+    apply(rules, guarded, CHARGED);
+    assertEquals("PAID", apply(rulesWithout(TRANSITION_PRECONDITION), unguarded, CHARGED));
+
+    assertUnchanged(guardedBefore, guarded.state());
+    State after = unguarded.state();
+    assertMoved(before, after, PAID);
+    assertEquals(List.of("ORDER_PAID", "ORDER_PAID"), after.events());
+    assertStock(before.stock(), after.stock());
+  }
+
+  // ---- answers, as OrderActivitiesImpl hands them to the rules
+
+  @FunctionalInterface
+  private interface Answer {
+    String applyTo(PaymentRules rules, OrderTx tx) throws SQLException;
+  }
+
+  private static final Answer CHARGED = (rules, tx) -> rules.onCharged(tx, tx.row().amount(), "charged");
+  private static final Answer NOT_CHARGED = (rules, tx) -> rules.onNotCharged(tx, "charge DECLINED");
+  private static final Answer REFUNDED_ANSWER = (rules, tx) -> rules.onRefunded(tx, "refund REFUNDED");
+  private static final Answer NO_ANSWER = (rules, tx) -> rules.onNoAnswer(tx, "charge timed out");
+
+  /** A CHARGED callback naming an amount of its own. */
+  private static Answer chargedFor(long amount) {
+    return (rules, tx) -> rules.onCharged(tx, amount, "callback CHARGED " + amount);
+  }
+
+  /** One transaction under the order's row lock, as every activity runs the rules. */
+  private static String apply(PaymentRules rules, Order order, Answer answer) {
+    return db.inTx(c -> answer.applyTo(rules, new OrderTx(c, order.id())));
+  }
+
+  private static PaymentRules rulesWithout(Safeguards.Safeguard safeguard) {
+    Safeguards safeguards = new Safeguards();
+    safeguards.switchOff(safeguard);
+    return new PaymentRules(safeguards, RESERVATION_TTL);
+  }
+
+  // ---- orders, built the way the service builds them
+
+  private record Order(String id, String sku, String subject) {
+    String firstKey() {
+      return Inventory.firstReservationKey(id);
+    }
+
+    State state() {
+      return stateOf(this);
+    }
+  }
+
+  /** An order for one unit of a new SKU of three, brought to {@code status}. */
+  private static Order newOrder(OrderStatus status) {
+    return newOrder(newSku(3, 3), "buyer-" + NEXT_ID.incrementAndGet(), status);
+  }
+
+  private static String newSku(int total, int perUserLimit) {
+    String sku = "sku-" + NEXT_ID.incrementAndGet();
+    db.inTx(c -> {
+      try (PreparedStatement ps = c.prepareStatement("INSERT INTO sku (tenant, sku, total, remaining, unit_price,"
+          + " per_user_limit) VALUES (?, ?, ?, ?, ?, ?)")) {
+        ps.setString(1, TENANT);
+        ps.setString(2, sku);
+        ps.setInt(3, total);
+        ps.setInt(4, total);
+        ps.setLong(5, UNIT_PRICE);
+        ps.setInt(6, perUserLimit);
+        return ps.executeUpdate();
+      }
+    });
+    return sku;
+  }
+
+  /** As OrderActivitiesImpl.reserve (take the unit, hold it as r1, insert CREATED v1), then on to {@code status}. */
+  private static Order newOrder(String sku, String subject, OrderStatus status) {
+    String id = "ord-" + NEXT_ID.incrementAndGet();
+    db.inTx(c -> {
+      Inventory.Take taken = Inventory.take(c, TENANT, sku, subject, 1, perUserLimit(c, sku));
+      require(taken == Inventory.Take.HELD, "no unit for " + id + ": " + taken);
+      String key = Inventory.firstReservationKey(id);
+      Inventory.hold(c, key, TENANT, sku, subject, 1, RESERVATION_TTL);
+      OrderTransitions.insertCreated(c, new OrderRow(id, TENANT, subject, "req-" + id, "{}", sku, 1, UNIT_PRICE,
+          CREATED, 1, key, 1, "order-" + id), null, "create");
+      walkTo(new OrderTx(c, id), status);
+      return null;
+    });
+    return new Order(id, sku, subject);
+  }
+
+  /** The usual way into each status, with what it does to the reservation. */
+  private static void walkTo(OrderTx tx, OrderStatus status) throws SQLException {
+    String key = tx.row().reservationKey();
+    switch (status) {
+      case CREATED -> { }
+      case PAYING -> tx.move(PAYING, "pay");
+      case UNKNOWN -> {
+        walkTo(tx, PAYING);
+        tx.move(UNKNOWN, "charge timed out");
+      }
+      case PAID -> {
+        walkTo(tx, PAYING);
+        require(Inventory.confirm(tx.c, key), "confirm " + key);
+        tx.move(PAID, "charged");
+      }
+      case FAILED -> {
+        walkTo(tx, PAYING);
+        require(Inventory.release(tx.c, key), "release " + key);
+        tx.move(FAILED, "declined");
+      }
+      case CANCELLED -> {
+        require(Inventory.release(tx.c, key), "release " + key);
+        tx.move(CANCELLED, "cancel");
+      }
+      case REFUNDING -> {
+        walkTo(tx, CANCELLED);
+        tx.move(REFUNDING, "charged after CANCELLED");
+      }
+      case REFUNDED -> {
+        walkTo(tx, REFUNDING);
+        tx.move(REFUNDED, "refund confirmed");
+      }
+    }
+  }
+
+  /** As OrderActivitiesImpl.expireReservation for PAYING / UNKNOWN: the unit back on sale, the status kept. */
+  private static void expireReservation(Order order) {
+    db.inTx(c -> {
+      require(Inventory.release(c, order.firstKey()), "release " + order.firstKey());
+      return null;
+    });
+  }
+
+  /** An order on a SKU of one unit whose reservation expired and whose unit another buyer then paid for. */
+  private static Order lateOrderWhoseUnitWasResold(OrderStatus status) {
+    String sku = newSku(1, 1);
+    Order late = newOrder(sku, "buyer-" + NEXT_ID.incrementAndGet(), status);
+    expireReservation(late);
+    newOrder(sku, "buyer-" + NEXT_ID.incrementAndGet(), PAID);
+    return late;
+  }
+
+  private static int perUserLimit(Connection c, String sku) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT per_user_limit FROM sku WHERE tenant = ? AND sku = ?")) {
+      ps.setString(1, TENANT);
+      ps.setString(2, sku);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getInt(1);
+      }
+    }
+  }
+
+  /** A fixture that cannot be built is a broken test, not a failed expectation. */
+  private static void require(boolean condition, String what) {
+    if (!condition) throw new IllegalStateException("fixture: " + what);
+  }
+
+  // ---- what the tables say
+
+  /** One SKU's units: the invariant is total = remaining + held + confirmed. */
+  private record Stock(int total, int remaining, int held, int confirmed) {
+    boolean balanced() {
+      return total == remaining + held + confirmed;
+    }
+
+    Stock confirmingOne() {
+      return new Stock(total, remaining, held - 1, confirmed + 1);
+    }
+
+    Stock releasingOne() {
+      return new Stock(total, remaining + 1, held - 1, confirmed);
+    }
+
+    /** A new reservation taken and confirmed at once. */
+    Stock sellingOneMore() {
+      return new Stock(total, remaining - 1, held, confirmed + 1);
+    }
+  }
+
+  /** Everything the rules may touch for one order: its row, reservations, history, events and SKU stock. */
+  private record State(OrderRow order, Map<String, String> reservations, List<String> transitions,
+      List<String> events, Stock stock) {
+    String reservationStatus(String key) {
+      return reservations.get(key);
+    }
+  }
+
+  private static State stateOf(Order o) {
+    return db.read(c -> new State(
+        OrderRow.get(c, o.id()),
+        reservationsOf(c, o.id()),
+        strings(c, "SELECT coalesce(from_status, '') || '->' || to_status FROM order_transition WHERE order_id = ?"
+            + " ORDER BY version", o.id()),
+        strings(c, "SELECT event_type FROM outbox WHERE order_id = ? ORDER BY event_id", o.id()),
+        stockOf(c, o.sku())));
+  }
+
+  private static Map<String, String> reservationsOf(Connection c, String orderId) throws SQLException {
+    Map<String, String> byKey = new TreeMap<>();
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT reservation_key, status FROM reservation WHERE reservation_key LIKE ?")) {
+      ps.setString(1, orderId + "/%");
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) byKey.put(rs.getString(1), rs.getString(2));
+      }
+    }
+    return byKey;
+  }
+
+  private static Stock stockOf(Connection c, String sku) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT s.total, s.remaining,"
+        + " coalesce(sum(r.quantity) FILTER (WHERE r.status = 'HELD'), 0),"
+        + " coalesce(sum(r.quantity) FILTER (WHERE r.status = 'CONFIRMED'), 0)"
+        + " FROM sku s LEFT JOIN reservation r ON r.tenant = s.tenant AND r.sku = s.sku"
+        + " WHERE s.tenant = ? AND s.sku = ? GROUP BY s.total, s.remaining")) {
+      ps.setString(1, TENANT);
+      ps.setString(2, sku);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return new Stock(rs.getInt(1), rs.getInt(2), rs.getInt(3), rs.getInt(4));
+      }
+    }
+  }
+
+  /** Units of the SKU that orders say are paid for. */
+  private static int paidUnits(String sku) {
+    return db.read(c -> {
+      try (PreparedStatement ps = c.prepareStatement("SELECT coalesce(sum(quantity), 0) FROM orders"
+          + " WHERE tenant = ? AND sku = ? AND status = 'PAID'")) {
+        ps.setString(1, TENANT);
+        ps.setString(2, sku);
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          return rs.getInt(1);
+        }
+      }
+    });
+  }
+
+  private static List<String> strings(Connection c, String sql, String arg) throws SQLException {
+    List<String> out = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setString(1, arg);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) out.add(rs.getString(1));
+      }
+    }
+    return out;
+  }
+
+  // ---- assertions
+
+  /** Exactly one transition to {@code to}: version up by one, its history row, and its event if terminal. */
+  private static void assertMoved(State before, State after, OrderStatus to) {
+    assertEquals(to, after.order().status());
+    assertEquals(before.order().version() + 1, after.order().version());
+    List<String> transitions = new ArrayList<>(before.transitions());
+    transitions.add(before.order().status() + "->" + to);
+    assertEquals(transitions, after.transitions());
+    List<String> events = new ArrayList<>(before.events());
+    if (to.isTerminal()) events.add("ORDER_" + to);
+    assertEquals(events, after.events());
+    assertTrue(after.stock().balanced(), "total = remaining + held + confirmed: " + after.stock());
+  }
+
+  /** Order row, reservations, history, events and stock all as they were. */
+  private static void assertUnchanged(State before, State after) {
+    assertEquals(before, after);
+    assertTrue(after.stock().balanced(), "total = remaining + held + confirmed: " + after.stock());
+  }
+
+  private static void assertStock(Stock expected, Stock actual) {
+    assertEquals(expected, actual);
+    assertTrue(actual.balanced(), "total = remaining + held + confirmed: " + actual);
+  }
+}
