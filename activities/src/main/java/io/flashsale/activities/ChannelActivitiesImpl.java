@@ -1,5 +1,7 @@
 package io.flashsale.activities;
 
+import io.flashsale.paymentchannel.ChannelResult;
+
 
 import io.flashsale.workflows.ChannelActivities;
 import io.flashsale.workflows.ChannelAnswer;
@@ -52,7 +54,7 @@ public class ChannelActivitiesImpl implements ChannelActivities {
   public ChannelAnswer close(String orderId) {
     if (!safeguards.on(Safeguards.Safeguard.CLOSE_BEFORE_FAIL)) { // negative control C29-15 only: NOT_FOUND taken as "not charged"
       log.warn("order {} close SKIPPED (negative control): acting as if CLOSED", orderId);
-      return new ChannelAnswer(ChannelAnswer.CLOSED, null, "close skipped");
+      return new ChannelAnswer(ChannelResult.CLOSED, null, "close skipped");
     }
     ChannelAnswer a = answer(client.close(orderId));
     log.info("order {} close -> {}", orderId, a.result());
@@ -70,7 +72,7 @@ public class ChannelActivitiesImpl implements ChannelActivities {
       throw ApplicationFailure.newNonRetryableFailure("refund of " + orderId + " refused: " + a.detail(),
           "REFUND_REFUSED");
     }
-    if (!ChannelAnswer.REFUNDED.equals(a.result())) {
+    if (a.result() != ChannelResult.REFUNDED) {
       // Temporal retries with the same refund key; the channel answers a replay with the same refund
       throw new IllegalStateException("refund of " + orderId + " not confirmed: " + a.result() + " " + a.detail());
     }
@@ -79,6 +81,6 @@ public class ChannelActivitiesImpl implements ChannelActivities {
 
   /** The activity's result as workflow histories record it. */
   static ChannelAnswer answer(ChannelReply reply) {
-    return new ChannelAnswer(reply.result().name(), reply.txn(), reply.detail());
+    return new ChannelAnswer(reply.result(), reply.txn(), reply.detail());
   }
 }

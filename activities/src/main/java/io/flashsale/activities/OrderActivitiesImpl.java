@@ -1,5 +1,7 @@
 package io.flashsale.activities;
 
+import io.flashsale.paymentchannel.ChannelResult;
+
 import io.flashsale.persistence.Database;
 import io.flashsale.persistence.Inventory;
 import io.flashsale.persistence.OrderRow;
@@ -178,10 +180,10 @@ public class OrderActivitiesImpl implements OrderActivities {
     return tx(c -> {
       OrderTx tx = new OrderTx(c, orderId);
       String effect = switch (answer.result()) {
-        case ChannelAnswer.CHARGED -> rules.onCharged(tx, tx.row().amount(), cause);
-        case ChannelAnswer.DECLINED, ChannelAnswer.CLOSED -> rules.onNotCharged(tx, cause + " " + answer.result());
-        case ChannelAnswer.REFUNDED -> rules.onRefunded(tx, cause);
-        default -> rules.onNoAnswer(tx, cause);
+        case CHARGED -> rules.onCharged(tx, tx.row().amount(), cause);
+        case DECLINED, CLOSED -> rules.onNotCharged(tx, cause + " " + answer.result());
+        case REFUNDED -> rules.onRefunded(tx, cause);
+        case NOT_FOUND, UNKNOWN -> rules.onNoAnswer(tx, cause);
       };
       log.info("order {} {} {} -> {}", orderId, cause, answer.result(), effect);
       return tx.step(effect);
@@ -274,11 +276,11 @@ public class OrderActivitiesImpl implements OrderActivities {
       } else if (n.amount() != tx.row().amount()) {
         effect = "AMOUNT_MISMATCH";
       } else {
-        effect = switch (n.kind()) {
-          case ChannelAnswer.CHARGED -> rules.onCharged(tx, n.amount(), cause);
-          case ChannelAnswer.DECLINED -> rules.onNotCharged(tx, cause + " DECLINED");
-          case ChannelAnswer.REFUNDED -> rules.onRefunded(tx, cause);
-          default -> "IGNORED " + tx.status();
+        effect = switch (ChannelResult.parse(n.kind())) {
+          case CHARGED -> rules.onCharged(tx, n.amount(), cause);
+          case DECLINED -> rules.onNotCharged(tx, cause + " DECLINED");
+          case REFUNDED -> rules.onRefunded(tx, cause);
+          case CLOSED, NOT_FOUND, UNKNOWN -> "IGNORED " + tx.status(); // not a notice kind
         };
       }
       try (PreparedStatement ps = c.prepareStatement(

@@ -1,18 +1,19 @@
 package io.flashsale.workflows;
 
+import io.flashsale.paymentchannel.ChannelResult;
+
 /**
- * The channel's answer to charge / query / close: CHARGED, DECLINED, CLOSED, REFUNDED,
- * NOT_FOUND, or UNKNOWN when no definite answer came back (timeout, IO error).
+ * The channel's answer to charge / query / close / refund as the workflow records it: a typed
+ * {@link ChannelResult} (UNKNOWN when no definite answer came back: timeout, IO error), the
+ * channel's transaction id, and a detail for logs only.
  */
-public record ChannelAnswer(String result, String txn, String detail) {
-  public static final String CHARGED = "CHARGED";
-  public static final String DECLINED = "DECLINED";
-  public static final String CLOSED = "CLOSED";
-  public static final String REFUNDED = "REFUNDED";
-  public static final String NOT_FOUND = "NOT_FOUND";
-  public static final String UNKNOWN = "UNKNOWN";
+public record ChannelAnswer(ChannelResult result, String txn, String detail) {
+
+  public static ChannelAnswer unknown(String detail) {
+    return new ChannelAnswer(ChannelResult.UNKNOWN, null, detail);
+  }
 
   public boolean definite() {
-    return !UNKNOWN.equals(result);
+    return result != ChannelResult.UNKNOWN;
   }
 }

@@ -1,5 +1,7 @@
 package io.flashsale.workflows;
 
+import io.flashsale.paymentchannel.ChannelResult;
+
 import io.temporal.activity.ActivityOptions;
 import io.temporal.common.RetryOptions;
 import io.temporal.common.SearchAttributeKey;
@@ -135,7 +137,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
               && Workflow.getVersion("resume-paying", Workflow.DEFAULT_VERSION, 1) == 1) {
             // a repaired order: the run that made the charge is gone with its answer, so it is UNKNOWN
             track(step("applyChannelAnswer", () -> db.applyChannelAnswer(order.orderId(),
-                new ChannelAnswer(ChannelAnswer.UNKNOWN, null, "run lost"), "repair: charge answer lost")));
+                ChannelAnswer.unknown("run lost"), "repair: charge answer lost")));
           }
         } finally {
           lock.unlock();
@@ -287,7 +289,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       track(new Step("LOADED", step("load", () -> db.load(orderId)), List.of()));
       if (order.status() == OrderStatus.PAYING) {
         track(step("applyChannelAnswer", () -> db.applyChannelAnswer(orderId,
-            new ChannelAnswer(ChannelAnswer.UNKNOWN, null, "run cancelled"), "cancel: charge answer lost")));
+            ChannelAnswer.unknown("run cancelled"), "cancel: charge answer lost")));
       }
     } finally {
       lock.unlock();
@@ -477,7 +479,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       return channel.charge(order.orderId(), order.amount());
     } catch (ActivityFailure e) {
       // the worker died or the activity timed out: the charge may have happened
-      return new ChannelAnswer(ChannelAnswer.UNKNOWN, null, "activity failure");
+      return ChannelAnswer.unknown("activity failure");
     }
   }
 
@@ -488,7 +490,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       if (order.status() != OrderStatus.UNKNOWN) return;
       ChannelAnswer answer = safe(() -> channel.query(order.orderId()));
       String cause = "query";
-      if (ChannelAnswer.NOT_FOUND.equals(answer.result())) {
+      if (answer.result() == ChannelResult.NOT_FOUND) {
         answer = safe(() -> channel.close(order.orderId()));
         cause = "close";
       }
@@ -529,7 +531,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     try {
       return call.get();
     } catch (ActivityFailure e) {
-      return new ChannelAnswer(ChannelAnswer.UNKNOWN, null, "activity failure");
+      return ChannelAnswer.unknown("activity failure");
     }
   }
 

@@ -1,5 +1,7 @@
 package io.flashsale.workflows;
 
+import io.flashsale.paymentchannel.ChannelResult;
+
 import io.temporal.failure.ApplicationFailure;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,8 +16,8 @@ final class FakeOrderBackend {
   private OrderView row;
   final List<String> calls = java.util.Collections.synchronizedList(new ArrayList<>());
   /** What charge / query answer. */
-  volatile String chargeAnswer = ChannelAnswer.CHARGED;
-  volatile String queryAnswer = ChannelAnswer.CHARGED;
+  volatile ChannelResult chargeAnswer = ChannelResult.CHARGED;
+  volatile ChannelResult queryAnswer = ChannelResult.CHARGED;
   /** applyChannelAnswer fails with a data error this many times. */
   final AtomicInteger dataErrors = new AtomicInteger();
   /** When set, charge waits for it: a charge in flight. */
@@ -97,10 +99,10 @@ final class FakeOrderBackend {
         OrderStatus s = row.status();
         if (s != OrderStatus.PAYING && s != OrderStatus.UNKNOWN) return same("NOOP " + s);
         return switch (answer.result()) {
-          case ChannelAnswer.CHARGED -> stockLost
+          case CHARGED -> stockLost
               ? move(OrderStatus.REFUNDING, cause + " stock lost (SOLD_OUT)", "REFUNDING")
               : move(OrderStatus.PAID, cause, "PAID");
-          case ChannelAnswer.DECLINED, ChannelAnswer.CLOSED -> move(OrderStatus.FAILED, cause, "FAILED");
+          case DECLINED, CLOSED -> move(OrderStatus.FAILED, cause, "FAILED");
           default -> s == OrderStatus.UNKNOWN ? same("NOOP UNKNOWN") : move(OrderStatus.UNKNOWN, cause, "UNKNOWN");
         };
       }
@@ -173,7 +175,7 @@ final class FakeOrderBackend {
     @Override
     public ChannelAnswer close(String orderId) {
       calls.add("close");
-      return new ChannelAnswer(ChannelAnswer.CLOSED, null, null);
+      return new ChannelAnswer(ChannelResult.CLOSED, null, null);
     }
 
     @Override
@@ -182,7 +184,7 @@ final class FakeOrderBackend {
       if (refundFailures.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
         throw new IllegalStateException("refund: no answer from the channel");
       }
-      return new ChannelAnswer(ChannelAnswer.REFUNDED, "txn-1", null);
+      return new ChannelAnswer(ChannelResult.REFUNDED, "txn-1", null);
     }
   };
 

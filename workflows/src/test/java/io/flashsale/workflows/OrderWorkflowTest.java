@@ -1,5 +1,7 @@
 package io.flashsale.workflows;
 
+import io.flashsale.paymentchannel.ChannelResult;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -133,7 +135,7 @@ class OrderWorkflowTest {
 
   @Test
   void ofEightConcurrentPaysOneRunsTheOthersAreRejected() throws Exception {
-    backend.chargeAnswer = ChannelAnswer.CHARGED;
+    backend.chargeAnswer = ChannelResult.CHARGED;
     created();
     ExecutorService pool = Executors.newFixedThreadPool(8);
     List<Future<CommandResult>> answers = new ArrayList<>();
@@ -190,8 +192,8 @@ class OrderWorkflowTest {
 
   @Test
   void aCancelledRunStillConvergesAnUnknownOrder() {
-    backend.chargeAnswer = ChannelAnswer.UNKNOWN;
-    backend.queryAnswer = ChannelAnswer.UNKNOWN;
+    backend.chargeAnswer = ChannelResult.UNKNOWN;
+    backend.queryAnswer = ChannelResult.UNKNOWN;
     OrderWorkflow wf = created();
     assertEquals(OrderStatus.UNKNOWN, wf.pay().status());
     WorkflowStub.fromTyped(wf).cancel();
@@ -199,7 +201,7 @@ class OrderWorkflowTest {
     env.sleep(Duration.ofSeconds(5));
     assertEquals(WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_RUNNING, status(),
         "an UNKNOWN order keeps its run after the cancel request");
-    backend.queryAnswer = ChannelAnswer.CHARGED;
+    backend.queryAnswer = ChannelResult.CHARGED;
     assertThrows(WorkflowFailedException.class, () -> WorkflowStub.fromTyped(wf).getResult(Void.class));
     assertEquals(OrderStatus.PAID, backend.row().status(), "converged by query before the run ended");
     assertEquals(0, backend.count("cancel"), "never cancelled");
@@ -224,7 +226,7 @@ class OrderWorkflowTest {
 
   @Test
   void aCancelDuringADatabaseStepSettlesTheOrderInsteadOfFailingTheRun() {
-    backend.chargeAnswer = ChannelAnswer.UNKNOWN;
+    backend.chargeAnswer = ChannelResult.UNKNOWN;
     backend.stepGate = new java.util.concurrent.CountDownLatch(1);
     OrderWorkflow wf = created();
     assertEquals(OrderStatus.UNKNOWN, wf.pay().status());

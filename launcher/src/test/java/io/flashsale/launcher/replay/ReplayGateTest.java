@@ -1,5 +1,7 @@
 package io.flashsale.launcher.replay;
 
+import io.flashsale.paymentchannel.ChannelResult;
+
 import io.flashsale.workflows.CreateOutcome;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -276,7 +278,7 @@ class ReplayGateTest {
                 List.of());
       }
       case "beginPay" -> new Step("PAYING", view((String) args[0], OrderStatus.PAYING, 2), List.of());
-      case "charge" -> new ChannelAnswer(ChannelAnswer.CHARGED, "txn-000001", null);
+      case "charge" -> new ChannelAnswer(ChannelResult.CHARGED, "txn-000001", null);
       case "applyChannelAnswer" -> new Step("PAID", view((String) args[0], OrderStatus.PAID, 3), List.of());
       case "toString" -> "fake " + type.getSimpleName();
       case "hashCode" -> System.identityHashCode(proxy);
