@@ -1,5 +1,6 @@
 package io.flashsale.persistence;
 
+import io.flashsale.workflows.OrderStatus;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -9,9 +10,10 @@ import java.util.List;
 /** Read side of orders for the REST API: one order with its timeline, or a page of own orders. */
 public final class OrderQueries {
 
-  public record TimelineEntry(String fromStatus, String toStatus, int version, String cause, String at) {}
+  /** One transition; {@code fromStatus} is null for the first (the create). */
+  public record TimelineEntry(OrderStatus fromStatus, OrderStatus toStatus, int version, String cause, String at) {}
 
-  public record OrderDetails(String orderId, String tenant, String subject, String requestKey, String status,
+  public record OrderDetails(String orderId, String tenant, String subject, String requestKey, OrderStatus status,
       int version, String sku, int quantity, long amount, String note, String reservationKey,
       String reservationStatus, String workflowId, String createdAt, List<TimelineEntry> timeline) {}
 
@@ -42,7 +44,7 @@ public final class OrderQueries {
         ps.setString(1, orderId);
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
-            timeline.add(new TimelineEntry(rs.getString(1), rs.getString(2), rs.getInt(3), rs.getString(4),
+            timeline.add(new TimelineEntry(status(rs.getString(1)), status(rs.getString(2)), rs.getInt(3), rs.getString(4),
                 rs.getTimestamp(5).toInstant().toString()));
           }
         }
@@ -88,7 +90,7 @@ public final class OrderQueries {
         ps.setInt(2, afterVersion);
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
-            out.add(new TimelineEntry(rs.getString(1), rs.getString(2), rs.getInt(3), rs.getString(4),
+            out.add(new TimelineEntry(status(rs.getString(1)), status(rs.getString(2)), rs.getInt(3), rs.getString(4),
                 rs.getTimestamp(5).toInstant().toString()));
           }
         }
@@ -132,8 +134,13 @@ public final class OrderQueries {
   }
 
   private static OrderDetails row(ResultSet rs, List<TimelineEntry> timeline) throws SQLException {
-    return new OrderDetails(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
+    return new OrderDetails(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), status(rs.getString(5)),
         rs.getInt(6), rs.getString(7), rs.getInt(8), rs.getLong(9), rs.getString(10), rs.getString(11),
         rs.getString(12), rs.getString(13), rs.getTimestamp(14).toInstant().toString(), timeline);
+  }
+
+  /** The column holds enum names only (a CHECK constraint on orders.status; transitions are written from the enum). */
+  private static OrderStatus status(String stored) {
+    return stored == null ? null : OrderStatus.valueOf(stored);
   }
 }

@@ -32,7 +32,7 @@ public final class OrderCsv implements AutoCloseable {
   }
 
   public void write(OrderDetails o) throws IOException {
-    rows.write(new Row(o.orderId(), o.status(), o.version(), o.sku(), o.quantity(), o.amount(), o.requestKey(),
+    rows.write(new Row(o.orderId(), o.status().name(), o.version(), o.sku(), o.quantity(), o.amount(), o.requestKey(),
         o.createdAt()));
   }
 

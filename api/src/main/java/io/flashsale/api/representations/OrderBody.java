@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import io.flashsale.persistence.OrderQueries.OrderDetails;
 import io.flashsale.workflows.CreateOutcome;
+import io.flashsale.workflows.OrderStatus;
 import java.util.List;
 
 /**
@@ -12,7 +13,7 @@ import java.util.List;
  */
 public record OrderBody(
     @JsonInclude(JsonInclude.Include.NON_NULL) CreateOutcome outcome,
-    @JsonProperty("order_id") String orderId, String status, int version, String sku, int quantity, long amount,
+    @JsonProperty("order_id") String orderId, OrderStatus status, int version, String sku, int quantity, long amount,
     @JsonProperty("request_key") String requestKey, @JsonProperty("created_at") String createdAt, String note,
     Reservation reservation, @JsonProperty("workflow_id") String workflowId, List<StatusChange> timeline) {
 

@@ -2,9 +2,10 @@ package io.flashsale.api.representations;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
 import io.flashsale.persistence.OrderQueries.OrderDetails;
+import io.flashsale.workflows.OrderStatus;
 
 /** One order in a list. */
-public record OrderSummary(@JsonProperty("order_id") String orderId, String status, int version, String sku,
+public record OrderSummary(@JsonProperty("order_id") String orderId, OrderStatus status, int version, String sku,
     int quantity, long amount, @JsonProperty("request_key") String requestKey,
     @JsonProperty("created_at") String createdAt) {
 

@@ -3,6 +3,7 @@ package io.flashsale.api.representations;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import io.flashsale.persistence.OrderQueries.TimelineEntry;
+import io.flashsale.workflows.OrderStatus;
 
 /**
  * One transition of an order: in its timeline, and as the data of an event-stream message, which
@@ -10,7 +11,7 @@ import io.flashsale.persistence.OrderQueries.TimelineEntry;
  */
 public record StatusChange(
     @JsonInclude(JsonInclude.Include.NON_NULL) @JsonProperty("order_id") String orderId,
-    @JsonProperty("from_status") String fromStatus, @JsonProperty("to_status") String toStatus, int version,
+    @JsonProperty("from_status") OrderStatus fromStatus, @JsonProperty("to_status") OrderStatus toStatus, int version,
     String cause, String at) {
 
   public static StatusChange of(TimelineEntry t) {

@@ -119,7 +119,7 @@ public class OrderResource {
    */
   static OrderBody createdAnswer(OrderDetails o) {
     OrderDetails asCreated = new OrderDetails(o.orderId(), o.tenant(), o.subject(), o.requestKey(),
-        io.flashsale.workflows.OrderStatus.CREATED.name(), 1, o.sku(), o.quantity(), o.amount(), o.note(),
+        io.flashsale.workflows.OrderStatus.CREATED, 1, o.sku(), o.quantity(), o.amount(), o.note(),
         io.flashsale.persistence.Inventory.firstReservationKey(o.orderId()), "HELD", o.workflowId(),
         o.createdAt(), o.timeline().stream().filter(t -> t.version() == 1).toList());
     return OrderBody.of(CreateOutcome.CREATED, asCreated);
@@ -235,18 +235,18 @@ public class OrderResource {
       throw engineUnavailable("the order workflow did not answer in time; retry (with the same Idempotency-Key)");
     } catch (WorkflowNotFoundException | WorkflowUpdateException | WorkflowServiceException e) {
       OrderDetails now = queries.get(o.orderId());
-      if (!io.flashsale.workflows.OrderStatus.valueOf(now.status()).isTerminal()) {
+      if (!now.status().isTerminal()) {
         // the order is still moving: a transient engine problem, not an answer
         log.warn("order {} command failed: {}", o.orderId(), e.toString());
         throw engineUnavailable("the order workflow did not answer; retry");
       }
       // final order whose workflow completed after its late-notice window: answer from the row
-      boolean replayCancel = closedCancel && "CANCELLED".equals(now.status());
+      boolean replayCancel = closedCancel && now.status() == io.flashsale.workflows.OrderStatus.CANCELLED;
       return json(replayCancel ? 200 : 409, new CommandAnswer(
           replayCancel ? CommandOutcome.REPLAY_CANCEL : CommandOutcome.REJECTED, o.orderId(), now.status(), now.version()));
     }
     return json(code.apply(r), new CommandAnswer(r.outcome(), o.orderId(),
-        r.status() == null ? null : r.status().name(), r.version()));
+        r.status(), r.version()));
   }
 
   /** 503 with Retry-After: the engine is slow or away, the same request may be sent again. */

@@ -1,5 +1,7 @@
 package io.flashsale.api.core;
 
+import io.flashsale.workflows.OrderStatus;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.flashsale.persistence.OrderQueries.OrderDetails;
@@ -9,7 +11,7 @@ import org.junit.jupiter.api.Test;
 
 class OrderCsvTest {
   private static OrderDetails order(String id, String requestKey) {
-    return new OrderDetails(id, "t1", "u1", requestKey, "PAID", 3, "sku-lab-01", 1, 1990, null, id + "/r1",
+    return new OrderDetails(id, "t1", "u1", requestKey, OrderStatus.PAID, 3, "sku-lab-01", 1, 1990, null, id + "/r1",
         "CONFIRMED", "wf", "2026-11-30T10:00:00Z", List.of());
   }
 

@@ -1,5 +1,7 @@
 package io.flashsale.api.resources;
 
+import io.flashsale.workflows.OrderStatus;
+
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.flashsale.api.representations.OrderBody;
@@ -12,21 +14,21 @@ import org.junit.jupiter.api.Test;
 class CreatedAnswerTest {
   private static OrderDetails order(String status, int version, String reservationKey, String reservationStatus,
       List<TimelineEntry> timeline) {
-    return new OrderDetails("ord-0007", "t1", "user-1", "k1", status, version, "sku-1", 2, 3980, "gift",
+    return new OrderDetails("ord-0007", "t1", "user-1", "k1", OrderStatus.valueOf(status), version, "sku-1", 2, 3980, "gift",
         reservationKey, reservationStatus, "order:t1:user-1:k1", "2026-11-30T12:00:00Z", timeline);
   }
 
   @Test
   void theAnswerIsTheOrderAsItsCreateMadeIt() {
-    TimelineEntry created = new TimelineEntry(null, "CREATED", 1, "create", "2026-11-30T12:00:00Z");
+    TimelineEntry created = new TimelineEntry(null, OrderStatus.CREATED, 1, "create", "2026-11-30T12:00:00Z");
     List<TimelineEntry> later = List.of(created,
-        new TimelineEntry("CREATED", "PAYING", 2, "pay", "2026-11-30T12:00:01Z"),
-        new TimelineEntry("PAYING", "PAID", 3, "charge reply", "2026-11-30T12:00:02Z"));
+        new TimelineEntry(OrderStatus.CREATED, OrderStatus.PAYING, 2, "pay", "2026-11-30T12:00:01Z"),
+        new TimelineEntry(OrderStatus.PAYING, OrderStatus.PAID, 3, "charge reply", "2026-11-30T12:00:02Z"));
     OrderBody first = OrderResource.createdAnswer(order("CREATED", 1, "ord-0007/r1", "HELD", List.of(created)));
     OrderBody retry = OrderResource.createdAnswer(order("PAID", 3, "ord-0007/r2", "CONFIRMED", later));
     assertEquals(first, retry);
     assertEquals(io.flashsale.workflows.CreateOutcome.CREATED, retry.outcome());
-    assertEquals("CREATED", retry.status());
+    assertEquals(OrderStatus.CREATED, retry.status());
     assertEquals(1, retry.version());
     assertEquals(new OrderBody.Reservation("ord-0007/r1", "HELD"), retry.reservation());
     assertEquals(1, retry.timeline().size());

@@ -187,8 +187,8 @@ class OrderResourceTest {
   }
 
   private static OrderDetails order(String id, String tenant, String subject, String status) {
-    TimelineEntry created = new TimelineEntry(null, "CREATED", 1, "create", "2026-11-30T12:00:00Z");
-    return new OrderDetails(id, tenant, subject, "k1", status, 1, "sku-1", 1, 1990, null,
+    TimelineEntry created = new TimelineEntry(null, OrderStatus.CREATED, 1, "create", "2026-11-30T12:00:00Z");
+    return new OrderDetails(id, tenant, subject, "k1", OrderStatus.valueOf(status), 1, "sku-1", 1, 1990, null,
         id + "/r1", "HELD", WORKFLOW_ID, "2026-11-30T12:00:00Z", List.of(created));
   }
 
