@@ -8,12 +8,13 @@ import io.flashsale.persistence.OrderRow;
 import io.flashsale.persistence.OrderTx;
 import io.flashsale.persistence.OrderTransitions;
 
-import io.flashsale.workflows.CommandOutcome;
 import io.flashsale.workflows.CreateOutcome;
 import io.flashsale.workflows.ChannelAnswer;
 import io.flashsale.workflows.CommandResult;
 import io.flashsale.workflows.CreateOrder;
 import io.flashsale.workflows.CreateResult;
+import io.flashsale.workflows.Effect;
+import io.flashsale.workflows.Effect.Kind;
 import io.flashsale.workflows.Notice;
 import io.flashsale.workflows.OrderActivities;
 import io.flashsale.workflows.OrderStatus;
@@ -169,9 +170,9 @@ public class OrderActivitiesImpl implements OrderActivities {
   public Step beginPay(String orderId) {
     return tx(c -> {
       OrderTx tx = new OrderTx(c, orderId);
-      if (tx.status() != OrderStatus.CREATED) return tx.step(CommandOutcome.REJECTED + " " + tx.status());
+      if (tx.status() != OrderStatus.CREATED) return tx.step(Effect.of(Kind.REJECTED, tx.status()));
       tx.move(OrderStatus.PAYING, "pay");
-      return tx.step("PAYING");
+      return tx.step(Effect.of(Kind.PAYING));
     });
   }
 
@@ -179,7 +180,7 @@ public class OrderActivitiesImpl implements OrderActivities {
   public Step applyChannelAnswer(String orderId, ChannelAnswer answer, String cause) {
     return tx(c -> {
       OrderTx tx = new OrderTx(c, orderId);
-      String effect = switch (answer.result()) {
+      Effect effect = switch (answer.result()) {
         case CHARGED -> rules.onCharged(tx, tx.row().amount(), cause);
         case DECLINED, CLOSED -> rules.onNotCharged(tx, cause + " " + answer.result());
         case REFUNDED -> rules.onRefunded(tx, cause);
@@ -194,12 +195,12 @@ public class OrderActivitiesImpl implements OrderActivities {
   public Step cancel(String orderId, String cause) {
     return tx(c -> {
       OrderTx tx = new OrderTx(c, orderId);
-      if (tx.status() == OrderStatus.CANCELLED) return tx.step(CommandOutcome.REPLAY_CANCEL.name());
-      if (tx.status() != OrderStatus.CREATED) return tx.step(CommandOutcome.REJECTED + " " + tx.status());
+      if (tx.status() == OrderStatus.CANCELLED) return tx.step(Effect.of(Kind.REPLAY_CANCEL));
+      if (tx.status() != OrderStatus.CREATED) return tx.step(Effect.of(Kind.REJECTED, tx.status()));
       Inventory.release(c, tx.row().reservationKey());
       tx.move(OrderStatus.CANCELLED, cause);
       log.info("order {} CANCELLED ({})", orderId, cause);
-      return tx.step(CommandOutcome.CANCELLED.name());
+      return tx.step(Effect.of(Kind.CANCELLED));
     });
   }
 
@@ -211,16 +212,16 @@ public class OrderActivitiesImpl implements OrderActivities {
         case CREATED -> {
           Inventory.release(c, tx.row().reservationKey());
           tx.move(OrderStatus.CANCELLED, "reservation expired");
-          return tx.step(CommandOutcome.CANCELLED.name());
+          return tx.step(Effect.of(Kind.CANCELLED));
         }
         case PAYING, UNKNOWN -> {
           // the slot goes back on sale; a later success re-reserves or refunds (rule 4)
           boolean released = Inventory.release(c, tx.row().reservationKey());
           log.info("order {} reservation expired while {}: released={}", orderId, tx.status(), released);
-          return tx.step(released ? "RELEASED" : "NOOP " + tx.status());
+          return tx.step(released ? Effect.of(Kind.RELEASED) : Effect.of(Kind.NOOP, tx.status()));
         }
         default -> {
-          return tx.step("NOOP " + tx.status());
+          return tx.step(Effect.of(Kind.NOOP, tx.status()));
         }
       }
     });
@@ -229,7 +230,7 @@ public class OrderActivitiesImpl implements OrderActivities {
   @Override
   public Notice recordSignalArrival(String orderId, Notice n, String sourceRef) {
     return tx(c -> {
-      String effect = n.rejection() == null ? null : "REJECTED " + n.rejection();
+      String effect = n.rejection() == null ? null : Effect.rejected(n.rejection()).label();
       try (PreparedStatement ps = c.prepareStatement(
           "INSERT INTO payment_notification (notify_id, merchant_order, kind, amount, txn, source, source_ref, effect,"
               + " applied_at) VALUES (?, ?, ?, ?, ?, 'signal', ?, ?, CASE WHEN ?::text IS NULL THEN NULL ELSE now() END)"
@@ -270,22 +271,22 @@ public class OrderActivitiesImpl implements OrderActivities {
       OrderTx tx = new OrderTx(c, orderId);
       if (recorded != null) return tx.step(recorded); // a retry after the effect committed
       String cause = "callback " + n.notifyId();
-      String effect;
+      Effect effect;
       if (n.kind() == null) {
-        effect = "IGNORED " + tx.status();
+        effect = Effect.of(Kind.IGNORED, tx.status());
       } else if (n.amount() != tx.row().amount()) {
-        effect = "AMOUNT_MISMATCH";
+        effect = Effect.of(Kind.AMOUNT_MISMATCH);
       } else {
         effect = switch (ChannelResult.parse(n.kind())) {
           case CHARGED -> rules.onCharged(tx, n.amount(), cause);
           case DECLINED -> rules.onNotCharged(tx, cause + " DECLINED");
           case REFUNDED -> rules.onRefunded(tx, cause);
-          case CLOSED, NOT_FOUND, UNKNOWN -> "IGNORED " + tx.status(); // not a notice kind
+          case CLOSED, NOT_FOUND, UNKNOWN -> Effect.of(Kind.IGNORED, tx.status()); // not a notice kind
         };
       }
       try (PreparedStatement ps = c.prepareStatement(
           "UPDATE payment_notification SET effect = ?, applied_at = now() WHERE id = ?")) {
-        ps.setString(1, effect);
+        ps.setString(1, effect.label());
         ps.setLong(2, n.notificationId());
         ps.executeUpdate();
       }
@@ -321,9 +322,9 @@ public class OrderActivitiesImpl implements OrderActivities {
   public Step completeRefund(String orderId, String cause) {
     return tx(c -> {
       OrderTx tx = new OrderTx(c, orderId);
-      if (tx.status() != OrderStatus.REFUNDING) return tx.step("NOOP " + tx.status());
+      if (tx.status() != OrderStatus.REFUNDING) return tx.step(Effect.of(Kind.NOOP, tx.status()));
       tx.move(OrderStatus.REFUNDED, cause);
-      return tx.step("REFUNDED");
+      return tx.step(Effect.of(Kind.REFUNDED));
     });
   }
 }

@@ -5,6 +5,8 @@ import io.flashsale.persistence.Inventory;
 import io.flashsale.persistence.OrderRow;
 import io.flashsale.persistence.OrderTx;
 
+import io.flashsale.workflows.Effect;
+import io.flashsale.workflows.Effect.Kind;
 import io.flashsale.workflows.OrderStatus;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -23,20 +25,20 @@ final class PaymentRules {
     this.reservationTtl = reservationTtl;
   }
 
-  String onCharged(OrderTx tx, long amount, String cause) throws SQLException {
+  Effect onCharged(OrderTx tx, long amount, String cause) throws SQLException {
     OrderRow o = tx.row();
-    if (amount != o.amount()) return "AMOUNT_MISMATCH";
+    if (amount != o.amount()) return Effect.of(Kind.AMOUNT_MISMATCH);
     if (!safeguards.on(Safeguards.Safeguard.TRANSITION_PRECONDITION)) {
       tx.moveWithoutPrecondition(OrderStatus.PAID, cause); // negative control C29-16 only
-      return "PAID";
+      return Effect.of(Kind.PAID);
     }
     switch (o.status()) {
       case PAID, REFUNDING, REFUNDED -> {
-        return "DUPLICATE " + o.status();
+        return Effect.of(Kind.DUPLICATE, o.status());
       }
       case FAILED, CANCELLED -> {
         tx.move(OrderStatus.REFUNDING, cause + " after " + o.status());
-        return "REFUNDING_ANOMALY";
+        return Effect.of(Kind.REFUNDING_ANOMALY);
       }
       default -> { }
     }
@@ -44,7 +46,7 @@ final class PaymentRules {
     boolean confirmed = Inventory.confirm(tx.c, o.reservationKey());
     if (confirmed || !safeguards.on(Safeguards.Safeguard.CONFIRM_MUST_TAKE_EFFECT)) { // the switch: negative control C29-17 only
       tx.move(OrderStatus.PAID, cause);
-      return "PAID";
+      return Effect.of(Kind.PAID);
     }
     int attempt = o.reserveAttempt() + 1;
     String key = o.orderId() + "/r" + attempt;
@@ -59,42 +61,42 @@ final class PaymentRules {
       }
       tx.reservationChanged(key, attempt);
       tx.move(OrderStatus.PAID, cause + " re-reserved " + key);
-      return "PAID_REHELD";
+      return Effect.of(Kind.PAID_REHELD);
     }
     tx.move(OrderStatus.REFUNDING, cause + " stock lost (" + held + ")");
-    return "REFUNDING";
+    return Effect.of(Kind.REFUNDING);
   }
 
   /** Declined, or the close answered CLOSED: FAILED and the unit back, same transaction. */
-  String onNotCharged(OrderTx tx, String cause) throws SQLException {
+  Effect onNotCharged(OrderTx tx, String cause) throws SQLException {
     OrderStatus s = tx.status();
     if (s == OrderStatus.PAYING || s == OrderStatus.UNKNOWN) {
       Inventory.release(tx.c, tx.row().reservationKey());
       tx.move(OrderStatus.FAILED, cause);
-      return "FAILED";
+      return Effect.of(Kind.FAILED);
     }
-    return (s == OrderStatus.FAILED ? "DUPLICATE " : "IGNORED ") + s;
+    return Effect.of(s == OrderStatus.FAILED ? Kind.DUPLICATE : Kind.IGNORED, s);
   }
 
-  String onRefunded(OrderTx tx, String cause) throws SQLException {
+  Effect onRefunded(OrderTx tx, String cause) throws SQLException {
     if (tx.status() == OrderStatus.REFUNDING) {
       tx.move(OrderStatus.REFUNDED, cause);
-      return "REFUNDED";
+      return Effect.of(Kind.REFUNDED);
     }
-    return "IGNORED " + tx.status();
+    return Effect.of(Kind.IGNORED, tx.status());
   }
 
   /** No definite answer: never a failure, never a release (rule 2). */
-  String onNoAnswer(OrderTx tx, String cause) throws SQLException {
+  Effect onNoAnswer(OrderTx tx, String cause) throws SQLException {
     if (tx.status() == OrderStatus.PAYING && !safeguards.on(Safeguards.Safeguard.TIMEOUT_IS_UNKNOWN)) { // negative control C29-14 only
       Inventory.release(tx.c, tx.row().reservationKey());
       tx.move(OrderStatus.FAILED, cause);
-      return "FAILED";
+      return Effect.of(Kind.FAILED);
     }
     if (tx.status() == OrderStatus.PAYING) {
       tx.move(OrderStatus.UNKNOWN, cause);
-      return "UNKNOWN";
+      return Effect.of(Kind.UNKNOWN);
     }
-    return "NOOP " + tx.status();
+    return Effect.of(Kind.NOOP, tx.status());
   }
 }

@@ -1,5 +1,7 @@
 package io.flashsale.activities;
 
+import io.flashsale.workflows.Effect;
+
 import static io.flashsale.activities.Safeguards.Safeguard.CONFIRM_MUST_TAKE_EFFECT;
 import static io.flashsale.activities.Safeguards.Safeguard.TIMEOUT_IS_UNKNOWN;
 import static io.flashsale.activities.Safeguards.Safeguard.TRANSITION_PRECONDITION;
@@ -353,7 +355,7 @@ class PaymentRulesTest {
 
   @FunctionalInterface
   private interface Answer {
-    String applyTo(PaymentRules rules, OrderTx tx) throws SQLException;
+    Effect applyTo(PaymentRules rules, OrderTx tx) throws SQLException;
   }
 
   private static final Answer CHARGED = (rules, tx) -> rules.onCharged(tx, tx.row().amount(), "charged");
@@ -368,7 +370,7 @@ class PaymentRulesTest {
 
   /** One transaction under the order's row lock, as every activity runs the rules. */
   private static String apply(PaymentRules rules, Order order, Answer answer) {
-    return db.inTx(c -> answer.applyTo(rules, new OrderTx(c, order.id())));
+    return db.inTx(c -> answer.applyTo(rules, new OrderTx(c, order.id()))).label();
   }
 
   private static PaymentRules rulesWithout(Safeguards.Safeguard safeguard) {

@@ -1,5 +1,7 @@
 package io.flashsale.persistence;
 
+import io.flashsale.workflows.Effect;
+
 import io.flashsale.workflows.OrderStatus;
 import io.flashsale.workflows.Step;
 import io.flashsale.workflows.Transition;
@@ -48,7 +50,12 @@ public final class OrderTx {
     row = row.withReservation(key, attempt);
   }
 
-  public Step step(String effect) {
-    return new Step(effect, row.view(), List.copyOf(made));
+  public Step step(Effect effect) {
+    return step(effect.label());
+  }
+
+  /** An effect recorded before (a retried activity answers what the first attempt did). */
+  public Step step(String recordedEffect) {
+    return new Step(recordedEffect, row.view(), List.copyOf(made));
   }
 }
