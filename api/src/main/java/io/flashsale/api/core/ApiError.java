@@ -17,6 +17,15 @@ public final class ApiError {
     return new WebApplicationException(message, response(status, code, message));
   }
 
+  /**
+   * 503 with Retry-After: the service is busy or the engine away, and the same request may be sent
+   * again after that many seconds. The body is an {@link ErrorBody} or, for a create, its outcome.
+   */
+  public static Response unavailable(int retryAfterSeconds, Object body) {
+    return Response.status(503).header("Retry-After", String.valueOf(retryAfterSeconds))
+        .type(MediaType.APPLICATION_JSON_TYPE).entity(body).build();
+  }
+
   public static WebApplicationException badRequest(String code, String message) {
     return exception(400, code, message);
   }

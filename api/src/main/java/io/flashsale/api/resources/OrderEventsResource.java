@@ -63,9 +63,7 @@ public class OrderEventsResource {
   @GET
   @Produces("text/event-stream")
   public Response events(@Auth Caller caller, @PathParam("id") String id, @HeaderParam("Last-Event-ID") String lastEventId) {
-    OrderDetails o = queries.get(id);
-    if (o == null) throw ApiError.exception(404, "ORDER_NOT_FOUND", "no such order");
-    if (!owns(caller, o)) throw ApiError.exception(403, "FORBIDDEN", "not your order");
+    OrderDetails o = OwnOrders.require(queries, caller, id);
     int after;
     try {
       after = lastEventId == null || lastEventId.isBlank() ? 0 : Integer.parseInt(lastEventId.trim());
@@ -73,8 +71,7 @@ public class OrderEventsResource {
       throw ApiError.badRequest("INVALID_LAST_EVENT_ID", "Last-Event-ID must be an order version");
     }
     if (!streams.tryAcquire()) {
-      return Response.status(503).header("Retry-After", "5").type("application/json")
-          .entity(new ErrorBody("STREAMS_EXHAUSTED", "too many open event streams; retry later")).build();
+      return ApiError.unavailable(5, new ErrorBody("STREAMS_EXHAUSTED", "too many open event streams; retry later"));
     }
     int from = after;
     StreamingOutput body = out -> {
@@ -128,7 +125,7 @@ public class OrderEventsResource {
   }
 
   private boolean allowed(Caller caller, OrderDetails o, OutputStream out) throws IOException {
-    if (owns(caller, o) && !principals.isRevoked(caller.tenant(), caller.subject())) return true;
+    if (OwnOrders.owns(caller, o) && !principals.isRevoked(caller.tenant(), caller.subject())) return true;
     write(out, "event: revoked\ndata: {\"error\":\"REVOKED\"}\n\n");
     log.info("order {} event stream ended: {}/{} revoked", o.orderId(), caller.tenant(), caller.subject());
     return false;
@@ -137,10 +134,6 @@ public class OrderEventsResource {
   /** The token verifies through its expiry second (TokenService), so it is expired after it. */
   static boolean expired(Caller caller, long nowMillis) {
     return nowMillis / 1000 > caller.expiresAtEpochSecond();
-  }
-
-  private static boolean owns(Caller caller, OrderDetails o) {
-    return o.tenant().equals(caller.tenant()) && o.subject().equals(caller.subject());
   }
 
   private static void write(OutputStream out, String text) throws IOException {

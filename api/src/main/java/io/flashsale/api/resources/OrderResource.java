@@ -54,7 +54,6 @@ public class OrderResource {
   /** Also what the admin task accepts as a SKU name. */
   public static final Pattern SKU = Pattern.compile("[A-Za-z0-9._-]{1,64}");
   private static final Pattern NOTE = Pattern.compile("(?s).{0,200}");
-  private static final Pattern ORDER_ID = Pattern.compile("ord-[0-9]{4,12}");
 
   private final Orders orders;
   private final OrderQueries queries;
@@ -87,9 +86,7 @@ public class OrderResource {
       return outcome(409, CreateOutcome.SOLD_OUT);
     }
     if (!admission.tryAcquire()) {
-      return Response.status(503).header("Retry-After", "1").type(MediaType.APPLICATION_JSON_TYPE)
-          .entity(new OutcomeBody("OVERLOADED", "too many orders in flight; retry with the same key"))
-          .build();
+      return ApiError.unavailable(1, new OutcomeBody("OVERLOADED", "too many orders in flight; retry with the same key"));
     }
     CreateResult r;
     try {
@@ -150,8 +147,7 @@ public class OrderResource {
   public Response export(@Auth Caller caller) {
     // each export holds a pooled connection while it streams: bound them so the pool stays for orders
     if (!exports.tryAcquire()) {
-      return Response.status(503).header("Retry-After", "5").type(MediaType.APPLICATION_JSON_TYPE)
-          .entity(new ErrorBody("EXPORTS_EXHAUSTED", "too many exports running; retry later")).build();
+      return ApiError.unavailable(5, new ErrorBody("EXPORTS_EXHAUSTED", "too many exports running; retry later"));
     }
     StreamingOutput body = out -> {
       openExports.incrementAndGet();
@@ -199,21 +195,14 @@ public class OrderResource {
       n = Integer.parseInt(limit);
     }
     if (n < 1 || n > 100) throw ApiError.badRequest("INVALID_LIMIT", "limit must be in 1..100");
-    if (cursor != null && !ORDER_ID.matcher(cursor).matches()) throw ApiError.badRequest("INVALID_CURSOR", "bad cursor");
+    if (cursor != null && !OwnOrders.ORDER_ID.matcher(cursor).matches()) throw ApiError.badRequest("INVALID_CURSOR", "bad cursor");
     List<OrderDetails> page = queries.list(caller.tenant(), caller.subject(), cursor, n + 1);
     List<OrderSummary> items = page.subList(0, Math.min(n, page.size())).stream().map(OrderSummary::of).toList();
     return new OrderPage(items, page.size() > n ? page.get(n - 1).orderId() : null);
   }
 
-  /** 404 for an unknown id, 403 for another subject's or another tenant's order. */
   private OrderDetails owned(Caller caller, String id) {
-    if (!ORDER_ID.matcher(id).matches()) throw ApiError.exception(404, "ORDER_NOT_FOUND", "no such order");
-    OrderDetails o = queries.get(id);
-    if (o == null) throw ApiError.exception(404, "ORDER_NOT_FOUND", "no such order");
-    if (!o.tenant().equals(caller.tenant()) || !o.subject().equals(caller.subject())) {
-      throw ApiError.exception(403, "FORBIDDEN", "not your order");
-    }
-    return o;
+    return OwnOrders.require(queries, caller, id);
   }
 
   /** Optional; when given it names the command, so a client's retry gets the original answer. */
@@ -251,8 +240,8 @@ public class OrderResource {
 
   /** 503 with Retry-After: the engine is slow or away, the same request may be sent again. */
   private static jakarta.ws.rs.WebApplicationException engineUnavailable(String message) {
-    return new jakarta.ws.rs.WebApplicationException(Response.fromResponse(
-        ApiError.response(503, "ENGINE_UNAVAILABLE", message)).header("Retry-After", "1").build());
+    return new jakarta.ws.rs.WebApplicationException(message,
+        ApiError.unavailable(1, new ErrorBody("ENGINE_UNAVAILABLE", message)));
   }
 
   /** A create that made no order: the outcome alone. */
