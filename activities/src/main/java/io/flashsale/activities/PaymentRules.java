@@ -32,16 +32,16 @@ final class PaymentRules {
       tx.moveWithoutPrecondition(OrderStatus.PAID, cause); // negative control C29-16 only
       return Effect.of(Kind.PAID);
     }
-    switch (o.status()) {
-      case PAID, REFUNDING, REFUNDED -> {
-        return Effect.of(Kind.DUPLICATE, o.status());
-      }
+    // a switch expression: a new status does not compile until its answer to a success is decided
+    Effect settled = switch (o.status()) {
+      case PAID, REFUNDING, REFUNDED -> Effect.of(Kind.DUPLICATE, o.status());
       case FAILED, CANCELLED -> {
         tx.move(OrderStatus.REFUNDING, cause + " after " + o.status());
-        return Effect.of(Kind.REFUNDING_ANOMALY);
+        yield Effect.of(Kind.REFUNDING_ANOMALY);
       }
-      default -> { }
-    }
+      case CREATED, PAYING, UNKNOWN -> null; // paid now, below
+    };
+    if (settled != null) return settled;
     // CREATED / PAYING / UNKNOWN: PAID only if the confirm took effect, in this transaction
     boolean confirmed = Inventory.confirm(tx.c, o.reservationKey());
     if (confirmed || !safeguards.on(Safeguards.Safeguard.CONFIRM_MUST_TAKE_EFFECT)) { // the switch: negative control C29-17 only

@@ -1,5 +1,7 @@
 package io.flashsale.reconciliation;
 
+import io.flashsale.workflows.OrderStatus;
+
 import io.flashsale.workflows.Orders;
 
 import io.flashsale.persistence.Database;
@@ -88,7 +90,13 @@ public final class OrphanRepair {
   private static final String NON_FINAL = "SELECT o.order_id, o.status, o.workflow_id, o.tenant, o.subject,"
       + " o.request_key, o.sku, r.status, r.expires_at FROM orders o"
       + " LEFT JOIN reservation r ON r.reservation_key = o.reservation_key"
-      + " WHERE o.status IN ('CREATED', 'PAYING', 'UNKNOWN', 'REFUNDING')";
+      + " WHERE o.status IN (" + nonTerminalStatuses() + ")";
+
+  /** The statuses a workflow still has work for, from the enum, so a new status is included by its own definition. */
+  private static String nonTerminalStatuses() {
+    return java.util.Arrays.stream(OrderStatus.values()).filter(s -> !s.isTerminal())
+        .map(s -> "'" + s.name() + "'").collect(java.util.stream.Collectors.joining(", "));
+  }
 
   private Candidate nonFinalOrder(String orderId) {
     return db.read(c -> {
