@@ -48,7 +48,7 @@ public final class OrderTransitions {
     return write(c, o, to, cause, true);
   }
 
-  /** Negative control C29-16 only ({@link Safeguards#transitionPrecondition} off). */
+  /** Negative control C29-16 only (the activities' safeguard TRANSITION_PRECONDITION switched off). */
   public static Transition applyWithoutPrecondition(Connection c, OrderRow o, OrderStatus to, String cause)
       throws SQLException {
     return write(c, o, to, cause, false);

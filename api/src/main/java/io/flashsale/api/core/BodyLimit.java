@@ -20,11 +20,12 @@ import java.io.InputStream;
  * and while reading when there is no length (chunked), the moment the count passes the limit. A
  * resource never sees a partial body, so nothing is stored.
  *
- * <p>A request refused before its body was read (401, 403 CSRF, 404 …) has the rest of its body
- * read and dropped before the answer goes out. Otherwise the container closes the connection after
- * answering, without saying so in the answer, and a client that sends its next request on that
- * kept-alive connection loses it (a POST is not retried). When the rest cannot be read the answer
- * says {@code Connection: close}.
+ * <p>A request answered before its body was read (401, 403 CSRF, 404 …) leaves bytes on the
+ * connection. The container then closes it after answering, without saying so in the answer, and a
+ * client that sends its next request on that kept-alive connection loses it (a POST is not
+ * retried). So what has already arrived is dropped, without waiting for more (a refusal never
+ * waits for a slow body, and never asks for it with 100 Continue); if anything is still to come,
+ * the answer says {@code Connection: close}.
  */
 @PreMatching
 @Priority(Priorities.AUTHENTICATION - 100)
@@ -43,15 +44,21 @@ public final class BodyLimit implements ContainerRequestFilter, ContainerRespons
   public void filter(ContainerRequestContext request) {
     String length = request.getHeaderString(HttpHeaders.CONTENT_LENGTH);
     if (length != null && declaredTooLarge(length.trim())) throw tooLarge(maxBytes);
-    Counting counting = new Counting(request.getEntityStream(), maxBytes, declaredLength(length));
+    boolean chunked = request.getHeaderString("Transfer-Encoding") != null;
+    Counting counting = new Counting(request.getEntityStream(), maxBytes, declaredLength(length), chunked);
     request.setProperty(STREAM, counting);
     request.setEntityStream(counting);
   }
 
   @Override
   public void filter(ContainerRequestContext request, ContainerResponseContext response) {
-    if (!(request.getProperty(STREAM) instanceof Counting body) || body.fullyRead()) return;
-    if (response.getStatus() == 413 || !body.drain()) response.getHeaders().putSingle("Connection", "close");
+    // an accepted request's resource read its body; a refusal may not have
+    if (response.getStatus() < 400) return;
+    if (!(request.getProperty(STREAM) instanceof Counting body) || !body.hasBody() || body.fullyRead()) return;
+    boolean expectsContinue = request.getHeaderString("Expect") != null;
+    if (response.getStatus() == 413 || expectsContinue || !body.dropArrived()) {
+      response.getHeaders().putSingle("Connection", "close");
+    }
   }
 
   private static long declaredLength(String length) {
@@ -82,13 +89,19 @@ public final class BodyLimit implements ContainerRequestFilter, ContainerRespons
     private final long max;
     /** Content-Length, or -1 when the body is chunked or has no length. */
     private final long declared;
+    private final boolean chunked;
     private long count;
     private boolean ended;
 
-    Counting(InputStream in, long max, long declared) {
+    Counting(InputStream in, long max, long declared, boolean chunked) {
       super(in);
       this.max = max;
       this.declared = declared;
+      this.chunked = chunked;
+    }
+
+    boolean hasBody() {
+      return declared > 0 || chunked;
     }
 
     @Override
@@ -112,14 +125,18 @@ public final class BodyLimit implements ContainerRequestFilter, ContainerRespons
       return ended || declared == 0 || (declared > 0 && count >= declared);
     }
 
-    /** Reads and drops the rest (within the limit); false when that failed and the connection must close. */
-    boolean drain() {
+    /**
+     * Reads and drops what has arrived, never waiting for more; true when nothing of the body is
+     * left on the connection.
+     */
+    boolean dropArrived() {
       byte[] buf = new byte[4096];
       try {
-        while (read(buf, 0, buf.length) >= 0) {
-          // dropped
+        int ready;
+        while (!fullyRead() && (ready = available()) > 0) {
+          if (read(buf, 0, Math.min(buf.length, ready)) < 0) break;
         }
-        return true;
+        return fullyRead();
       } catch (IOException | WebApplicationException e) {
         return false;
       }
