@@ -116,8 +116,10 @@ public final class FulfillmentConsumer implements Managed {
         body = "{\"error\":\"METHOD_NOT_ALLOWED\"}";
       } else {
         JsonNode e = JSON.readTree(ex.getRequestBody().readAllBytes());
-        if (!e.path("event_id").isIntegralNumber() || !e.path("order_id").isTextual()
-            || !e.path("event_type").isTextual() || !e.path("order_version").isIntegralNumber()) {
+        // integers that fit the columns: a wider one would wrap around to another event id or version
+        if (!e.path("event_id").isIntegralNumber() || !e.path("event_id").canConvertToLong()
+            || !e.path("order_id").isTextual() || !e.path("event_type").isTextual()
+            || !e.path("order_version").isIntegralNumber() || !e.path("order_version").canConvertToInt()) {
           status = 400;
           body = "{\"error\":\"BAD_EVENT\"}";
         } else {

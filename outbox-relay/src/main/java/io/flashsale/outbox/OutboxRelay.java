@@ -43,6 +43,8 @@ public final class OutboxRelay implements Managed {
   private ScheduledExecutorService loop;
 
   public OutboxRelay(Database db, String consumerUrl, int batchSize, long pollMillis, String name) {
+    // a batch of 0 is always "full": drain() would spin without ever delivering
+    if (batchSize < 1) throw new IllegalArgumentException("relay batch size must be at least 1, not " + batchSize);
     this.db = db;
     this.consumerUrl = consumerUrl;
     this.batchSize = batchSize;

@@ -45,7 +45,7 @@ final class Bench {
     this.out = out;
   }
 
-  private record Timed(int status, String outcome, long nanos) {}
+  record Timed(int status, String outcome, long nanos) {}
 
   String run(int runs, int n, int units, int c, int e2e, int stormOrders, int copies) throws Exception {
     line("# flashsale bench " + java.time.Instant.now());
@@ -73,7 +73,7 @@ final class Bench {
     }
     line("");
     line("medians over " + runs + " runs:");
-    medians.forEach((k, v) -> line(String.format("  %-28s %10.1f", k, median(v))));
+    medians.forEach((k, v) -> line(medianLine(k, v)));
     return report.toString();
   }
 
@@ -247,24 +247,31 @@ final class Bench {
     return out;
   }
 
-  private static List<Long> latencies(List<Timed> results, String outcome) {
+  /** The latencies (ns) of the results with this outcome, sorted. */
+  static List<Long> latencies(List<Timed> results, String outcome) {
     List<Long> l = new ArrayList<>();
     for (Timed t : results) if (outcome.equals(t.outcome())) l.add(t.nanos());
     Collections.sort(l);
     return l;
   }
 
-  private static double pct(List<Long> sorted, int p) {
+  /** Nearest-rank percentile p of sorted latencies, in ms; NaN when there are none. */
+  static double pct(List<Long> sorted, int p) {
     if (sorted.isEmpty()) return Double.NaN;
     int i = (int) Math.ceil(p / 100.0 * sorted.size()) - 1;
     return sorted.get(Math.max(0, Math.min(sorted.size() - 1, i))) / 1e6;
   }
 
-  private static double median(List<Double> v) {
+  static double median(List<Double> v) {
     List<Double> s = new ArrayList<>(v);
     Collections.sort(s);
     int n = s.size();
     return n % 2 == 1 ? s.get(n / 2) : (s.get(n / 2 - 1) + s.get(n / 2)) / 2;
+  }
+
+  /** One line of the summary: the metric and the median of its runs. */
+  static String medianLine(String metric, List<Double> runs) {
+    return String.format("  %-28s %10.1f", metric, median(runs));
   }
 
   private static void put(Map<String, List<Double>> m, String k, double v) {

@@ -1,5 +1,6 @@
 package io.flashsale.tools;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.flashsale.launcher.cli.HttpJson;
 
 import java.io.PrintStream;
@@ -61,29 +62,48 @@ public final class DemoScript {
     long deadline = System.currentTimeMillis() + 60_000;
     while (System.currentTimeMillis() < deadline) {
       String report = admin.post("/tasks/reconcile", null).raw();
-      if (report.contains(" pending=0 ")) break;
+      if (converged(report)) break;
       Thread.sleep(500);
     }
-    out.printf("%n%-8s %-22s %-9s %-9s %-10s %s%n", "buyer", "fault", "create", "order", "pay", "final / timeline");
+    out.println();
+    out.println(row("buyer", "fault", "create", "order", "pay", "final / timeline"));
     for (String[] r : table) {
-      String timeline = "";
-      String status = "";
+      String last = "";
       if (r[3] != null) {
         HttpJson.Reply o = api.as(r[5]).get("/orders/" + r[3]);
-        status = o.text("status");
-        StringBuilder sb = new StringBuilder();
-        o.body().path("timeline").forEach(t -> sb.append(" [").append(t.path("from_status").asText("-"))
-            .append("->").append(t.path("to_status").asText()).append(" v").append(t.path("version").asInt())
-            .append(' ').append(t.path("cause").asText()).append(']'));
-        timeline = sb.toString();
+        last = o.text("status") + timeline(o.body());
       }
-      out.printf("%-8s %-22s %-9s %-9s %-10s %s%s%n", r[0], r[1], r[2], r[3] == null ? "-" : r[3],
-          r[4] == null ? "-" : r[4], status, timeline);
+      out.println(row(r[0], r[1], r[2], r[3], r[4], last));
     }
     String report = admin.post("/tasks/reconcile", null).raw();
     out.println();
     out.print(report);
-    return report.contains(" mismatches=0 ") && report.contains(" pending=0 ");
+    return clean(report);
+  }
+
+  /** The reconciliation report's summary counts no order still in flight. */
+  static boolean converged(String reconcileReport) {
+    return reconcileReport.contains(" pending=0 ");
+  }
+
+  /** Converged, and the reconciliation found nothing wrong: the demo's exit status. */
+  static boolean clean(String reconcileReport) {
+    return reconcileReport.contains(" mismatches=0 ") && converged(reconcileReport);
+  }
+
+  /** One line of the result table; a missing order or pay answer shows as "-". */
+  static String row(String buyer, String fault, String create, String order, String pay, String last) {
+    return String.format("%-8s %-22s %-9s %-9s %-10s %s", buyer, fault, create, order == null ? "-" : order,
+        pay == null ? "-" : pay, last);
+  }
+
+  /** An order body's timeline as " [from->to vN cause]" per transition, "-" before the first status. */
+  static String timeline(JsonNode order) {
+    StringBuilder sb = new StringBuilder();
+    order.path("timeline").forEach(t -> sb.append(" [").append(t.path("from_status").asText("-"))
+        .append("->").append(t.path("to_status").asText()).append(" v").append(t.path("version").asInt())
+        .append(' ').append(t.path("cause").asText()).append(']'));
+    return sb.toString();
   }
 
   private String[] buy(Buyer b, String keyPrefix) {

@@ -1,0 +1,292 @@
+package io.flashsale.fulfillment;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.flashsale.fulfillment.RunningConsumer.Fulfillment;
+import io.flashsale.fulfillment.RunningConsumer.Stored;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * The consumer over real HTTP on a real PostgreSQL: an event id takes effect once however often it
+ * arrives, an older version of an order never overwrites a newer one, only ORDER_PAID ships, every
+ * arrival is recorded, and a body it cannot trust is refused before anything is stored.
+ */
+class FulfillmentConsumerTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final HttpClient HTTP = HttpClient.newHttpClient();
+  /** Every test its own event ids and orders, so tests never share rows. */
+  private static final AtomicLong NEXT_ID = new AtomicLong(1000);
+
+  private static EmbeddedPostgres postgres;
+  private static RunningConsumer consumer;
+
+  @BeforeAll
+  static void startConsumer() throws IOException {
+    postgres = EmbeddedPostgres.builder().start();
+    consumer = RunningConsumer.start(postgres);
+  }
+
+  @AfterAll
+  static void stopConsumer() throws IOException {
+    if (consumer != null) consumer.close();
+    if (postgres != null) postgres.close();
+  }
+
+  // ---- each event once
+
+  @ParameterizedTest
+  @CsvSource({"ORDER_PAID, 1", "ORDER_FAILED, 0", "ORDER_CANCELLED, 0", "ORDER_REFUNDED, 0"})
+  void aFirstArrivalIsAppliedAndOnlyOrderPaidShips(String eventType, int shipped) throws Exception {
+    Event event = newEvent(eventType, 3);
+
+    assertEffect("APPLIED", deliver(event.json()));
+
+    assertEquals(new Fulfillment(3, eventType, shipped), consumer.fulfillment(event.orderId()));
+    assertEquals(List.of("APPLIED"), effectsOf(event));
+  }
+
+  @Test
+  void aRepeatedEventIsAcknowledgedAsDuplicateAndShipsOnce() throws Exception {
+    Event paid = newEvent("ORDER_PAID", 3);
+
+    assertEffect("APPLIED", deliver(paid.json()));
+    // a 200 again: the relay must stop resending it
+    assertEffect("DUPLICATE", deliver(paid.json()));
+    assertEffect("DUPLICATE", deliver(paid.json()));
+
+    assertEquals(new Fulfillment(3, "ORDER_PAID", 1), consumer.fulfillment(paid.orderId()));
+    assertEquals(List.of("APPLIED", "DUPLICATE", "DUPLICATE"), effectsOf(paid), "every arrival is recorded");
+  }
+
+  @Test
+  void copiesArrivingTogetherApplyExactlyOnce() throws Exception {
+    Event paid = newEvent("ORDER_PAID", 3);
+    int copies = 8;
+    ExecutorService senders = Executors.newFixedThreadPool(copies);
+    try {
+      CountDownLatch go = new CountDownLatch(1);
+      List<Future<Answer>> answers = new ArrayList<>();
+      for (int i = 0; i < copies; i++) {
+        answers.add(senders.submit(() -> {
+          go.await();
+          return deliver(paid.json());
+        }));
+      }
+      go.countDown();
+      List<String> effects = new ArrayList<>();
+      for (Future<Answer> f : answers) {
+        Answer a = f.get();
+        assertEquals(200, a.status(), a.toString());
+        effects.add(a.effect());
+      }
+      Collections.sort(effects);
+      List<String> expected = new ArrayList<>(Collections.nCopies(copies - 1, "DUPLICATE"));
+      expected.add(0, "APPLIED");
+      assertEquals(expected, effects);
+    } finally {
+      senders.shutdownNow();
+    }
+    assertEquals(1, consumer.fulfillment(paid.orderId()).shipCount());
+  }
+
+  // ---- the version guard
+
+  @Test
+  void aNewerVersionOfTheOrderReplacesTheOlder() throws Exception {
+    String order = newOrderId();
+    Event cancelled = newEvent(order, "ORDER_CANCELLED", 2);
+    Event refunded = newEvent(order, "ORDER_REFUNDED", 4);
+
+    assertEffect("APPLIED", deliver(cancelled.json()));
+    assertEffect("APPLIED", deliver(refunded.json()));
+
+    assertEquals(new Fulfillment(4, "ORDER_REFUNDED", 0), consumer.fulfillment(order));
+  }
+
+  @Test
+  void anOlderVersionArrivingLateIsStaleAndLeavesTheNewerState() throws Exception {
+    String order = newOrderId();
+    Event cancelled = newEvent(order, "ORDER_CANCELLED", 2);
+    Event refunded = newEvent(order, "ORDER_REFUNDED", 4);
+
+    // the relay lets a failed delivery retry later while the events after it go on
+    assertEffect("APPLIED", deliver(refunded.json()));
+    assertEffect("STALE", deliver(cancelled.json()));
+
+    assertEquals(new Fulfillment(4, "ORDER_REFUNDED", 0), consumer.fulfillment(order));
+    assertEquals(List.of("STALE"), effectsOf(cancelled), "a stale arrival is recorded too");
+  }
+
+  @Test
+  void anotherEventIdForTheSameVersionIsStaleAndDoesNotShipAgain() throws Exception {
+    String order = newOrderId();
+    Event paid = newEvent(order, "ORDER_PAID", 3);
+    Event samePaidUnderANewId = newEvent(order, "ORDER_PAID", 3);
+
+    assertEffect("APPLIED", deliver(paid.json()));
+    assertEffect("STALE", deliver(samePaidUnderANewId.json()));
+
+    assertEquals(new Fulfillment(3, "ORDER_PAID", 1), consumer.fulfillment(order));
+  }
+
+  // ---- what is refused, with nothing stored
+
+  static Stream<Arguments> untrustedBodies() {
+    return Stream.of(
+        Arguments.of("truncated JSON", "{\"event_id\": 1, \"order_id\":"),
+        Arguments.of("not JSON at all", "event 1 for ord-1"),
+        Arguments.of("an empty body", ""),
+        Arguments.of("a JSON array", "[1, \"ord-1\", \"ORDER_PAID\", 3]"),
+        Arguments.of("JSON null", "null"),
+        Arguments.of("no event_id", "{\"order_id\": \"ord-x\", \"event_type\": \"ORDER_PAID\", \"order_version\": 3}"),
+        Arguments.of("no event_type", "{\"event_id\": 1, \"order_id\": \"ord-x\", \"order_version\": 3}"),
+        Arguments.of("event_id as text", paidEvent("\"%d\"", "\"ord-x\"", "3")),
+        Arguments.of("a fractional event_id", paidEvent("%d.5", "\"ord-x\"", "3")),
+        // would wrap around to event id 5
+        Arguments.of("an event_id beyond bigint", paidEvent("18446744073709551621", "\"ord-x\"", "3")),
+        Arguments.of("order_id as a number", paidEvent("%d", "17", "3")),
+        Arguments.of("order_version as text", paidEvent("%d", "\"ord-x\"", "\"3\"")),
+        // would wrap around to version 3
+        Arguments.of("an order_version beyond integer", paidEvent("%d", "\"ord-x\"", "4294967299")));
+  }
+
+  /** An ORDER_PAID event with these raw JSON values; "%d" in the event id becomes a fresh id. */
+  private static String paidEvent(String eventId, String orderId, String orderVersion) {
+    return "{\"event_id\": " + eventId.replace("%d", Long.toString(NEXT_ID.incrementAndGet())) + ", \"order_id\": "
+        + orderId + ", \"event_type\": \"ORDER_PAID\", \"order_version\": " + orderVersion + ", \"payload\": \"{}\"}";
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("untrustedBodies")
+  void aBodyThatIsNotAnEventIsRefusedWith400AndNothingIsStored(String what, String body) throws Exception {
+    Stored before = consumer.stored();
+
+    Answer answer = deliver(body);
+
+    assertEquals(400, answer.status(), answer.toString());
+    assertFalse(answer.body().path("error").asText().isEmpty(), answer.toString());
+    assertEquals(before, consumer.stored());
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"GET", "PUT", "DELETE"})
+  void onlyPostIsAnsweredAndNothingElseIsStored(String method) throws Exception {
+    Event event = newEvent("ORDER_PAID", 3);
+    Stored before = consumer.stored();
+
+    Answer answer = send(HttpRequest.newBuilder(URI.create(consumer.url()))
+        .method(method, HttpRequest.BodyPublishers.ofString(event.json())));
+
+    assertEquals(405, answer.status(), answer.toString());
+    assertEquals(before, consumer.stored());
+    assertEffect("APPLIED", deliver(event.json()));
+  }
+
+  // ---- a failure is a 500 the sender can retry
+
+  @Test
+  void aFailingDatabaseAnswers500RecordsNothingAndTheRetryApplies() throws Exception {
+    Event paid = newEvent("ORDER_PAID", 3);
+    Stored before = consumer.stored();
+    consumer.failEveryEvent();
+    try {
+      Answer failed = deliver(paid.json());
+
+      assertEquals(500, failed.status(), failed.toString());
+      assertEquals(before, consumer.stored());
+    } finally {
+      consumer.heal();
+    }
+    // the failed attempt did not take the event id: the relay's retry is applied, not a DUPLICATE
+    assertEffect("APPLIED", deliver(paid.json()));
+    assertEquals(1, consumer.fulfillment(paid.orderId()).shipCount());
+  }
+
+  // ---- its own schema
+
+  @Test
+  void theConsumersJdbcUrlNamesItsOwnSchema() {
+    assertEquals("jdbc:postgresql://db:5432/flashsale?currentSchema=fulfillment",
+        FulfillmentConsumer.jdbcUrl("jdbc:postgresql://db:5432/flashsale"));
+    assertEquals("jdbc:postgresql://db:5432/flashsale?sslmode=require&currentSchema=fulfillment",
+        FulfillmentConsumer.jdbcUrl("jdbc:postgresql://db:5432/flashsale?sslmode=require"));
+  }
+
+  // ---- events and HTTP
+
+  /** An order event as the relay sends it. */
+  private record Event(long eventId, String orderId, String eventType, int orderVersion) {
+    String json() {
+      try {
+        return JSON.writeValueAsString(Map.of("event_id", eventId, "order_id", orderId, "event_type", eventType,
+            "order_version", orderVersion, "payload", "{\"order_id\":\"" + orderId + "\"}"));
+      } catch (IOException e) {
+        throw new IllegalStateException(e);
+      }
+    }
+  }
+
+  private static String newOrderId() {
+    return "ord-" + NEXT_ID.incrementAndGet();
+  }
+
+  private static Event newEvent(String eventType, int orderVersion) {
+    return newEvent(newOrderId(), eventType, orderVersion);
+  }
+
+  private static Event newEvent(String orderId, String eventType, int orderVersion) {
+    return new Event(NEXT_ID.incrementAndGet(), orderId, eventType, orderVersion);
+  }
+
+  private static List<String> effectsOf(Event e) {
+    return consumer.effectsByEvent().getOrDefault(e.eventId(), List.of());
+  }
+
+  private record Answer(int status, JsonNode body) {
+    String effect() {
+      return body.path("effect").asText(null);
+    }
+  }
+
+  private static Answer deliver(String body) throws IOException, InterruptedException {
+    return send(HttpRequest.newBuilder(URI.create(consumer.url()))
+        .header("Content-Type", "application/json")
+        .POST(HttpRequest.BodyPublishers.ofString(body)));
+  }
+
+  private static Answer send(HttpRequest.Builder request) throws IOException, InterruptedException {
+    HttpResponse<String> r = HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    return new Answer(r.statusCode(), JSON.readTree(r.body()));
+  }
+
+  private static void assertEffect(String effect, Answer answer) {
+    assertEquals(200, answer.status(), answer.toString());
+    assertEquals(effect, answer.effect(), answer.toString());
+  }
+}
