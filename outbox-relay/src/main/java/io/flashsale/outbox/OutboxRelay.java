@@ -25,8 +25,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Outbox relay (docs/DESIGN.md §Outbox, relay and consumer): claims a batch with FOR UPDATE SKIP
  * LOCKED, delivers each event over HTTP and marks it published only after the consumer answered
- * 200, in the same transaction.
- * At-least-once: a crash after the 200 and before the commit redelivers. Any number of relays may
+ * 2xx, in the same transaction.
+ * At-least-once: a crash after the 2xx and before the commit redelivers. Any number of relays may
  * run at once; SKIP LOCKED gives each its own rows.
  */
 public final class OutboxRelay implements Managed {
@@ -103,7 +103,7 @@ public final class OutboxRelay implements Managed {
           .header("Content-Type", "application/json")
           .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)))
           .build(), HttpResponse.BodyHandlers.ofString());
-      if (r.statusCode() == 200) return true;
+      if (r.statusCode() / 100 == 2) return true; // any 2xx is an acknowledgement (202, 204 …)
       log.warn("relay {}: order {} event {} answered {}", name, e.orderId(), e.eventId(), r.statusCode());
     } catch (IOException ex) {
       log.warn("relay {}: order {} event {} not delivered: {}", name, e.orderId(), e.eventId(), ex.toString());
