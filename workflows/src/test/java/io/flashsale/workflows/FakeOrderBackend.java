@@ -2,6 +2,7 @@ package io.flashsale.workflows;
 
 import io.flashsale.paymentchannel.ChannelResult;
 
+import io.temporal.activity.Activity;
 import io.temporal.failure.ApplicationFailure;
 import java.util.ArrayList;
 import java.util.List;
@@ -13,11 +14,26 @@ import java.util.concurrent.atomic.AtomicInteger;
  * rules as the real activities in their simplest form, plus programmable faults.
  */
 final class FakeOrderBackend {
+  /** One activity call and when the server scheduled it, on the test server's clock (which time skipping moves). */
+  record Call(String name, long scheduledAtMillis) {}
+
   private OrderView row;
-  final List<String> calls = java.util.Collections.synchronizedList(new ArrayList<>());
-  /** What charge / query answer. */
+  final List<Call> calls = java.util.Collections.synchronizedList(new ArrayList<>());
+  /** Every transition committed, the create included: the order's timeline as the database keeps it. */
+  final List<Transition> committed = java.util.Collections.synchronizedList(new ArrayList<>());
+  /** What charge / query / close answer. */
   volatile ChannelResult chargeAnswer = ChannelResult.CHARGED;
   volatile ChannelResult queryAnswer = ChannelResult.CHARGED;
+  volatile ChannelResult closeAnswer = ChannelResult.CLOSED;
+  /** Answers the next queries give, in turn, before queryAnswer. */
+  final ConcurrentLinkedQueue<ChannelResult> nextQueryAnswers = new ConcurrentLinkedQueue<>();
+  /** The charge activity fails (a killed worker, a timeout) instead of answering. */
+  volatile boolean chargeFails;
+  /**
+   * applyNotice applies CHARGED, DECLINED and REFUNDED as the real payment rules do; off, it only
+   * records the arrival (IGNORED), for tests about the workflow's handling of notices, not their effect.
+   */
+  volatile boolean noticesApplyRules;
   /** applyChannelAnswer fails with a data error this many times. */
   final AtomicInteger dataErrors = new AtomicInteger();
   /** When set, charge waits for it: a charge in flight. */
@@ -41,6 +57,10 @@ final class FakeOrderBackend {
     }
   }
 
+  private void note(String call) {
+    calls.add(new Call(call, Activity.getExecutionContext().getInfo().getScheduledTimestamp()));
+  }
+
   synchronized OrderView row() {
     return row;
   }
@@ -49,6 +69,7 @@ final class FakeOrderBackend {
     Transition t = new Transition(row.status(), to, row.version() + 1, cause);
     row = new OrderView(row.orderId(), row.tenant(), row.subject(), row.sku(), row.quantity(), row.amount(), to,
         row.version() + 1, row.reservationKey());
+    committed.add(t);
     return new Step(effect, row, List.of(t));
   }
 
@@ -56,28 +77,54 @@ final class FakeOrderBackend {
     return new Step(effect, row, List.of());
   }
 
+  /** A success for a CREATED, PAYING or UNKNOWN order: PAID, unless its unit was lost meanwhile. */
+  private Step charged(String cause) {
+    return stockLost
+        ? move(OrderStatus.REFUNDING, cause + " stock lost (SOLD_OUT)", "REFUNDING")
+        : move(OrderStatus.PAID, cause, "PAID");
+  }
+
+  /** The real rules for a notice (PaymentRules): a late success refunds, duplicates change nothing. */
+  private synchronized Step applyByRules(Notice n) {
+    OrderStatus s = row.status();
+    String cause = "callback " + n.notifyId();
+    return switch (n.kind()) {
+      case "CHARGED" -> switch (s) {
+        case PAID, REFUNDING, REFUNDED -> same("DUPLICATE " + s);
+        case FAILED, CANCELLED -> move(OrderStatus.REFUNDING, cause + " after " + s, "REFUNDING_ANOMALY");
+        case CREATED, PAYING, UNKNOWN -> charged(cause);
+      };
+      case "DECLINED" -> s == OrderStatus.PAYING || s == OrderStatus.UNKNOWN
+          ? move(OrderStatus.FAILED, cause + " DECLINED", "FAILED")
+          : same((s == OrderStatus.FAILED ? "DUPLICATE " : "IGNORED ") + s);
+      case "REFUNDED" -> s == OrderStatus.REFUNDING ? move(OrderStatus.REFUNDED, cause, "REFUNDED") : same("IGNORED " + s);
+      default -> same("REJECTED");
+    };
+  }
+
   final OrderActivities db = new OrderActivities() {
     @Override
     public CreateResult reserve(CreateOrder request, String workflowId) {
-      calls.add("reserve");
+      note("reserve");
       synchronized (FakeOrderBackend.this) {
         if (row != null) return new CreateResult(CreateOutcome.REPLAY, row, List.of());
         row = new OrderView("ord-0001", request.tenant(), request.subject(), request.sku(), request.quantity(), 1990,
             OrderStatus.CREATED, 1, "ord-0001/r1");
-        return new CreateResult(CreateOutcome.CREATED, row,
-            List.of(new Transition(null, OrderStatus.CREATED, 1, "create")));
+        Transition created = new Transition(null, OrderStatus.CREATED, 1, "create");
+        committed.add(created);
+        return new CreateResult(CreateOutcome.CREATED, row, List.of(created));
       }
     }
 
     @Override
     public OrderView load(String orderId) {
-      calls.add("load");
+      note("load");
       return row();
     }
 
     @Override
     public Step beginPay(String orderId) {
-      calls.add("beginPay");
+      note("beginPay");
       if (transientErrors.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
         throw new IllegalStateException("connection lost (08006)");
       }
@@ -89,7 +136,7 @@ final class FakeOrderBackend {
 
     @Override
     public Step applyChannelAnswer(String orderId, ChannelAnswer answer, String cause) {
-      calls.add("applyChannelAnswer " + answer.result());
+      note("applyChannelAnswer " + answer.result());
       if ("query".equals(cause)) pass(stepGate);
       if (dataErrors.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
         throw ApplicationFailure.newNonRetryableFailure("value too long for type character varying(64) (22001)",
@@ -99,9 +146,7 @@ final class FakeOrderBackend {
         OrderStatus s = row.status();
         if (s != OrderStatus.PAYING && s != OrderStatus.UNKNOWN) return same("NOOP " + s);
         return switch (answer.result()) {
-          case CHARGED -> stockLost
-              ? move(OrderStatus.REFUNDING, cause + " stock lost (SOLD_OUT)", "REFUNDING")
-              : move(OrderStatus.PAID, cause, "PAID");
+          case CHARGED -> charged(cause);
           case DECLINED, CLOSED -> move(OrderStatus.FAILED, cause, "FAILED");
           default -> s == OrderStatus.UNKNOWN ? same("NOOP UNKNOWN") : move(OrderStatus.UNKNOWN, cause, "UNKNOWN");
         };
@@ -110,7 +155,7 @@ final class FakeOrderBackend {
 
     @Override
     public Step cancel(String orderId, String cause) {
-      calls.add("cancel " + cause);
+      note("cancel " + cause);
       synchronized (FakeOrderBackend.this) {
         if (row.status() == OrderStatus.CANCELLED) return same(CommandOutcome.REPLAY_CANCEL.name());
         if (row.status() != OrderStatus.CREATED) return same("REJECTED " + row.status());
@@ -120,7 +165,7 @@ final class FakeOrderBackend {
 
     @Override
     public Step expireReservation(String orderId) {
-      calls.add("expireReservation");
+      note("expireReservation");
       synchronized (FakeOrderBackend.this) {
         if (row.status() == OrderStatus.CREATED) return move(OrderStatus.CANCELLED, "reservation expired", "CANCELLED");
         return same("NOOP " + row.status());
@@ -129,21 +174,21 @@ final class FakeOrderBackend {
 
     @Override
     public Notice recordSignalArrival(String orderId, Notice notice, String sourceRef) {
-      calls.add("recordSignalArrival");
+      note("recordSignalArrival");
       return new Notice(calls.size(), notice.notifyId(), notice.kind(), notice.amount(), notice.txn(),
           notice.rejection());
     }
 
     @Override
     public Step applyNotice(String orderId, Notice notice) {
-      calls.add("applyNotice " + notice.kind());
+      note("applyNotice " + notice.kind() + " " + notice.notifyId());
       pass(stepGate);
-      return same("IGNORED " + row().status());
+      return noticesApplyRules ? applyByRules(notice) : same("IGNORED " + row().status());
     }
 
     @Override
     public Step completeRefund(String orderId, String cause) {
-      calls.add("completeRefund");
+      note("completeRefund");
       synchronized (FakeOrderBackend.this) {
         if (row.status() != OrderStatus.REFUNDING) return same("NOOP " + row.status());
         return move(OrderStatus.REFUNDED, cause, "REFUNDED");
@@ -154,7 +199,7 @@ final class FakeOrderBackend {
   final ChannelActivities channel = new ChannelActivities() {
     @Override
     public ChannelAnswer charge(String orderId, long amount) {
-      calls.add("charge");
+      note("charge");
       java.util.concurrent.CountDownLatch gate = chargeGate;
       if (gate != null) {
         try {
@@ -163,24 +208,26 @@ final class FakeOrderBackend {
           Thread.currentThread().interrupt();
         }
       }
+      if (chargeFails) throw new IllegalStateException("charge: worker lost before the answer");
       return new ChannelAnswer(chargeAnswer, "txn-1", null);
     }
 
     @Override
     public ChannelAnswer query(String orderId) {
-      calls.add("query");
-      return new ChannelAnswer(queryAnswer, "txn-1", null);
+      note("query");
+      ChannelResult scripted = nextQueryAnswers.poll();
+      return new ChannelAnswer(scripted != null ? scripted : queryAnswer, "txn-1", null);
     }
 
     @Override
     public ChannelAnswer close(String orderId) {
-      calls.add("close");
-      return new ChannelAnswer(ChannelResult.CLOSED, null, null);
+      note("close");
+      return new ChannelAnswer(closeAnswer, null, null);
     }
 
     @Override
     public ChannelAnswer refund(String orderId, long amount) {
-      calls.add("refund");
+      note("refund");
       if (refundFailures.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
         throw new IllegalStateException("refund: no answer from the channel");
       }
@@ -190,7 +237,21 @@ final class FakeOrderBackend {
 
   long count(String prefix) {
     synchronized (calls) {
-      return calls.stream().filter(c -> c.startsWith(prefix)).count();
+      return calls.stream().filter(c -> c.name().startsWith(prefix)).count();
+    }
+  }
+
+  /** When the calls named so were scheduled, in order (test server clock, ms). */
+  List<Long> scheduledTimes(String name) {
+    synchronized (calls) {
+      return calls.stream().filter(c -> c.name().equals(name)).map(Call::scheduledAtMillis).toList();
+    }
+  }
+
+  /** The statuses the order went through, create first. */
+  List<OrderStatus> path() {
+    synchronized (committed) {
+      return committed.stream().map(Transition::to).toList();
     }
   }
 }

@@ -2,6 +2,7 @@ package io.flashsale.workflows;
 
 import io.flashsale.paymentchannel.ChannelResult;
 
+import static io.flashsale.workflows.OrderTestHarness.waitFor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
@@ -10,17 +11,14 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.temporal.api.enums.v1.EventType;
-import io.temporal.api.enums.v1.IndexedValueType;
 import io.temporal.api.enums.v1.WorkflowExecutionStatus;
 import io.temporal.api.history.v1.HistoryEvent;
 import io.temporal.client.WorkflowClient;
 import io.temporal.client.WorkflowFailedException;
-import io.temporal.client.WorkflowOptions;
 import io.temporal.client.WorkflowStub;
 import io.temporal.client.WorkflowUpdateException;
 import io.temporal.failure.CanceledFailure;
 import io.temporal.testing.TestWorkflowEnvironment;
-import io.temporal.worker.Worker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -37,51 +35,40 @@ import org.junit.jupiter.api.Test;
 /** The order workflow against in-memory activities on Temporal's time-skipping test server. */
 class OrderWorkflowTest {
   private static final OrderSettings SETTINGS = new OrderSettings(60_000, 1_000, 60_000, 600_000, 4_000);
-  private static final String WF = "order:t1:user-1:k1";
+  private static final String WF = OrderTestHarness.WF;
 
+  private OrderTestHarness harness;
   private TestWorkflowEnvironment env;
   private WorkflowClient client;
   private FakeOrderBackend backend;
 
   @BeforeEach
   void setUp() {
-    env = TestWorkflowEnvironment.newInstance();
-    for (String name : List.of("OrderId", "OrderStatus", "Sku", "Tenant", "OrderAttention")) {
-      env.registerSearchAttribute(name, IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD);
-    }
-    backend = new FakeOrderBackend();
-    Worker worker = env.newWorker(WorkflowIds.TASK_QUEUE);
-    worker.registerWorkflowImplementationTypes(OrderWorkflowImpl.class);
-    worker.registerActivitiesImplementations(backend.db, backend.channel);
-    env.start();
-    client = env.getWorkflowClient();
+    harness = new OrderTestHarness();
+    env = harness.env;
+    client = harness.client;
+    backend = harness.backend;
   }
 
   @AfterEach
   void tearDown() {
-    env.close();
+    harness.close();
   }
 
   private OrderWorkflow startRun() {
-    OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class,
-        WorkflowOptions.newBuilder().setWorkflowId(WF).setTaskQueue(WorkflowIds.TASK_QUEUE).build());
-    WorkflowClient.start(wf::run, new OrderStart("t1", "user-1", "k1", null, SETTINGS));
-    return wf;
+    return harness.startRun(SETTINGS);
   }
 
   private OrderWorkflow created() {
-    OrderWorkflow wf = startRun();
-    CreateResult r = wf.create(new CreateOrder("t1", "user-1", "k1", "sku-1", 1, null));
-    assertEquals(CreateOutcome.CREATED, r.outcome());
-    return wf;
+    return harness.created(SETTINGS);
   }
 
   private List<HistoryEvent> history() {
-    return client.fetchHistory(WF).getHistory().getEventsList();
+    return harness.history();
   }
 
   private long events(EventType type) {
-    return history().stream().filter(e -> e.getEventType() == type).count();
+    return harness.events(type);
   }
 
   /** The most timers started and neither fired nor cancelled at any point of the history. */
@@ -101,12 +88,7 @@ class OrderWorkflowTest {
   }
 
   private WorkflowExecutionStatus status() {
-    return client.fetchHistory(WF).getLastEvent() == null ? null
-        : env.getWorkflowServiceStubs().blockingStub().describeWorkflowExecution(
-            io.temporal.api.workflowservice.v1.DescribeWorkflowExecutionRequest.newBuilder()
-                .setNamespace(env.getNamespace())
-                .setExecution(io.temporal.api.common.v1.WorkflowExecution.newBuilder().setWorkflowId(WF))
-                .build()).getWorkflowExecutionInfo().getStatus();
+    return harness.executionStatus();
   }
 
   @Test
@@ -308,27 +290,10 @@ class OrderWorkflowTest {
   }
 
   private String attention() {
-    var info = env.getWorkflowServiceStubs().blockingStub().describeWorkflowExecution(
-        io.temporal.api.workflowservice.v1.DescribeWorkflowExecutionRequest.newBuilder()
-            .setNamespace(env.getNamespace())
-            .setExecution(io.temporal.api.common.v1.WorkflowExecution.newBuilder().setWorkflowId(WF))
-            .build()).getWorkflowExecutionInfo();
+    var info = harness.describe();
     var payload = info.getSearchAttributes().getIndexedFieldsMap().get("OrderAttention");
     if (payload == null) return null;
     String json = payload.getData().toStringUtf8();
     return json.isEmpty() || json.equals("null") || json.equals("[]") ? null : json.replace("\"", "");
-  }
-
-  private static void waitFor(java.util.function.BooleanSupplier condition) {
-    long until = System.currentTimeMillis() + 20_000;
-    while (!condition.getAsBoolean()) {
-      if (System.currentTimeMillis() > until) throw new AssertionError("condition not met in 20 s");
-      try {
-        Thread.sleep(20);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new AssertionError(e);
-      }
-    }
   }
 }
