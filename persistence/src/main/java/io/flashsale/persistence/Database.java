@@ -64,7 +64,11 @@ public final class Database implements AutoCloseable {
         c.commit();
         return result;
       } catch (SQLException | RuntimeException e) {
-        c.rollback();
+        try {
+          c.rollback();
+        } catch (SQLException rollbackFailed) {
+          e.addSuppressed(rollbackFailed); // a lost connection fails both: report why the work failed
+        }
         throw e;
       }
     } catch (SQLException e) {

@@ -1,0 +1,236 @@
+package io.flashsale.persistence;
+
+import static io.flashsale.persistence.TestOrders.CREATE_CAUSE;
+import static io.flashsale.persistence.TestOrders.TENANT;
+import static io.flashsale.workflows.OrderStatus.CANCELLED;
+import static io.flashsale.workflows.OrderStatus.CREATED;
+import static io.flashsale.workflows.OrderStatus.PAID;
+import static io.flashsale.workflows.OrderStatus.PAYING;
+import static io.flashsale.workflows.OrderStatus.UNKNOWN;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertSame;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import io.flashsale.workflows.OrderStatus;
+import io.flashsale.workflows.Step;
+import io.flashsale.workflows.Transition;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The one status writer on a real PostgreSQL: a move from a stale view of the order changes
+ * nothing; a move that lands bumps the version by one and writes exactly one transition row (and,
+ * into a terminal status, one outbox event) in the caller's transaction, so a rollback undoes all.
+ */
+class OrderTransitionsTest {
+  @RegisterExtension static final MigratedPostgres pg = new MigratedPostgres();
+
+  /** Every test moves orders of its own. */
+  private static final AtomicInteger NEXT_ORDER = new AtomicInteger();
+
+  /** Everything stored about one order: its status and every record its moves wrote. */
+  private record Stored(OrderStatus status, int version, List<Transition> transitions, List<OutboxEvent> outbox) {}
+
+  private record OutboxEvent(String type, int orderVersion) {}
+
+  // ---- a move that lands
+
+  @ParameterizedTest
+  @EnumSource(names = {"PAYING", "UNKNOWN", "REFUNDING"})
+  void aMoveBumpsTheVersionByOneAndRecordsOneTransition(OrderStatus pending) {
+    OrderRow order = newOrder();
+
+    Transition moved = pg.db().inTx(c -> OrderTransitions.apply(c, order, pending, "move"));
+
+    assertEquals(new Transition(CREATED, pending, 2, "move"), moved);
+    assertEquals(new Stored(pending, 2, List.of(creation(), moved), List.of()), stored(order));
+  }
+
+  @ParameterizedTest
+  @EnumSource(names = {"PAID", "FAILED", "CANCELLED", "REFUNDED"})
+  void aMoveIntoATerminalStatusAlsoWritesOneOutboxEvent(OrderStatus terminal) {
+    OrderRow order = newOrder();
+
+    Transition moved = pg.db().inTx(c -> OrderTransitions.apply(c, order, terminal, "end"));
+
+    assertEquals(new Transition(CREATED, terminal, 2, "end"), moved);
+    assertEquals(new Stored(terminal, 2, List.of(creation(), moved), List.of(new OutboxEvent("ORDER_" + terminal, 2))),
+        stored(order));
+  }
+
+  // ---- a move from a stale view: refused, never an overwrite
+
+  @Test
+  void aMoveFromAViewAnotherWriterOvertookIsRefused() {
+    OrderRow seen = newOrder();
+    move(seen, PAYING); // another writer got there first
+
+    assertRefused(seen); // still CREATED v1 in this view
+  }
+
+  @Test
+  void aMoveFromAStatusTheOrderNoLongerHasIsRefusedEvenAtItsVersion() {
+    OrderRow paying = move(newOrder(), PAYING);
+
+    assertRefused(paying.with(CREATED, paying.version()));
+  }
+
+  @Test
+  void aMoveFromAVersionTheOrderNoLongerHasIsRefusedEvenInItsStatus() {
+    OrderRow paying = move(newOrder(), PAYING);
+
+    assertRefused(paying.with(PAYING, paying.version() - 1));
+  }
+
+  /** The refusal comes from the condition alone: the same stale move without it overwrites. */
+  @Test
+  void withoutItsPreconditionTheSameStaleMoveOverwrites() {
+    OrderRow seen = newOrder();
+    move(seen, PAYING);
+
+    Transition overwrote = pg.db().inTx(c -> OrderTransitions.applyWithoutPrecondition(c, seen, CANCELLED, "late"));
+
+    assertEquals(new Transition(CREATED, CANCELLED, 3, "late"), overwrote);
+    assertEquals(CANCELLED, stored(seen).status());
+  }
+
+  private static void assertRefused(OrderRow stale) {
+    Stored before = stored(stale);
+
+    // into a terminal status, so a wrongful write would show in the outbox too
+    assertNull(pg.db().inTx(c -> OrderTransitions.apply(c, stale, CANCELLED, "stale cancel")));
+
+    assertEquals(before, stored(stale));
+  }
+
+  // ---- one transaction
+
+  @Test
+  void aRolledBackMoveLeavesNoStatusTransitionOrOutboxEvent() {
+    OrderRow order = newOrder();
+    Stored before = stored(order);
+    RuntimeException laterFailure = new RuntimeException("a later step of the same transaction failed");
+    List<Stored> seenInside = new ArrayList<>();
+
+    RuntimeException thrown = assertThrows(RuntimeException.class, () -> pg.db().inTx(c -> {
+      new OrderTx(c, order.orderId()).move(PAID, "charged");
+      seenInside.add(stored(c, order.orderId()));
+      throw laterFailure;
+    }));
+
+    assertSame(laterFailure, thrown);
+    // the move did write all three inside the transaction, and the rollback took all three back
+    assertEquals(List.of(new Stored(PAID, 2, List.of(creation(), new Transition(CREATED, PAID, 2, "charged")),
+        List.of(new OutboxEvent("ORDER_PAID", 2)))), seenInside);
+    assertEquals(before, stored(order));
+  }
+
+  // ---- OrderTx: one locked order
+
+  @Test
+  void orderTxFollowsItsRowAndReportsTheTransitionsItMade() {
+    OrderRow order = newOrder();
+
+    Step step = pg.db().inTx(c -> {
+      OrderTx tx = new OrderTx(c, order.orderId());
+      tx.move(PAYING, "pay");
+      tx.move(UNKNOWN, "charge timed out");
+      return tx.step("UNKNOWN");
+    });
+
+    List<Transition> made = List.of(new Transition(CREATED, PAYING, 2, "pay"),
+        new Transition(PAYING, UNKNOWN, 3, "charge timed out"));
+    assertEquals(made, step.transitions());
+    assertEquals(UNKNOWN, step.order().status());
+    assertEquals(3, step.order().version());
+    assertEquals(new Stored(UNKNOWN, 3, prepend(creation(), made), List.of()), stored(order));
+  }
+
+  @Test
+  void orderTxRefusesAMoveOnceItsRowWentStaleAndTheWholeTransactionRollsBack() {
+    OrderRow order = newOrder();
+    Stored before = stored(order);
+
+    assertThrows(IllegalStateException.class, () -> pg.db().inTx(c -> {
+      OrderTx tx = new OrderTx(c, order.orderId());
+      tx.move(PAYING, "pay");
+      // the lock keeps other transactions out, so only a write in this one can pass OrderTx by
+      OrderTransitions.apply(c, tx.row(), CANCELLED, "written past the OrderTx");
+      tx.move(UNKNOWN, "charge timed out");
+      return null;
+    }));
+
+    assertEquals(before, stored(order));
+  }
+
+  // ---- helpers
+
+  private static OrderRow newOrder() {
+    String orderId = String.format("ord-%04d", NEXT_ORDER.incrementAndGet());
+    return TestOrders.create(pg.db(), orderId, TENANT, "buyer-" + orderId);
+  }
+
+  /** Moves the order in a transaction of its own; returns the row as it then is. */
+  private static OrderRow move(OrderRow order, OrderStatus to) {
+    return pg.db().inTx(c -> {
+      OrderTx tx = new OrderTx(c, order.orderId());
+      tx.move(to, "move");
+      return tx.row();
+    });
+  }
+
+  private static Transition creation() {
+    return new Transition(null, CREATED, 1, CREATE_CAUSE);
+  }
+
+  private static List<Transition> prepend(Transition first, List<Transition> rest) {
+    List<Transition> all = new ArrayList<>(List.of(first));
+    all.addAll(rest);
+    return all;
+  }
+
+  private static Stored stored(OrderRow order) {
+    return pg.db().read(c -> stored(c, order.orderId()));
+  }
+
+  private static Stored stored(Connection c, String orderId) throws SQLException {
+    OrderRow row = OrderRow.get(c, orderId);
+    List<Transition> transitions = rows(c,
+        "SELECT from_status, to_status, version, cause FROM order_transition WHERE order_id = ? ORDER BY id", orderId,
+        rs -> new Transition(status(rs.getString(1)), status(rs.getString(2)), rs.getInt(3), rs.getString(4)));
+    List<OutboxEvent> outbox = rows(c,
+        "SELECT event_type, order_version FROM outbox WHERE order_id = ? ORDER BY event_id", orderId,
+        rs -> new OutboxEvent(rs.getString(1), rs.getInt(2)));
+    return new Stored(row.status(), row.version(), transitions, outbox);
+  }
+
+  private static OrderStatus status(String stored) {
+    return stored == null ? null : OrderStatus.valueOf(stored);
+  }
+
+  @FunctionalInterface
+  private interface RowReader<T> {
+    T read(ResultSet rs) throws SQLException;
+  }
+
+  private static <T> List<T> rows(Connection c, String sql, String orderId, RowReader<T> reader) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setString(1, orderId);
+      try (ResultSet rs = ps.executeQuery()) {
+        List<T> out = new ArrayList<>();
+        while (rs.next()) out.add(reader.read(rs));
+        return out;
+      }
+    }
+  }
+}
