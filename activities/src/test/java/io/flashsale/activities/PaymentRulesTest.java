@@ -16,14 +16,13 @@ import static io.flashsale.workflows.OrderStatus.UNKNOWN;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.flashsale.persistence.Database;
 import io.flashsale.persistence.Inventory;
 import io.flashsale.persistence.OrderRow;
 import io.flashsale.persistence.OrderTransitions;
+import io.flashsale.persistence.MigratedPostgres;
 import io.flashsale.persistence.OrderTx;
+import io.flashsale.persistence.Stock;
 import io.flashsale.workflows.OrderStatus;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
-import java.io.IOException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -34,9 +33,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -52,24 +50,10 @@ class PaymentRulesTest {
   /** Every test builds its own SKUs and orders, so tests never share stock or rows. */
   private static final AtomicInteger NEXT_ID = new AtomicInteger();
 
-  private static EmbeddedPostgres postgres;
-  private static Database db;
+  @RegisterExtension static final MigratedPostgres postgres = new MigratedPostgres();
 
   /** The rules as the worker is wired: every safeguard on. */
   private final PaymentRules rules = new PaymentRules(new Safeguards(), RESERVATION_TTL);
-
-  @BeforeAll
-  static void startPostgres() throws IOException {
-    postgres = EmbeddedPostgres.builder().start();
-    db = new Database(postgres.getJdbcUrl("postgres", "postgres"), "postgres", "postgres", 2);
-    db.migrate();
-  }
-
-  @AfterAll
-  static void stopPostgres() throws IOException {
-    if (db != null) db.close();
-    if (postgres != null) postgres.close();
-  }
 
   // ---- a success (charge reply, query, close or CHARGED notice)
 
@@ -370,7 +354,7 @@ class PaymentRulesTest {
 
   /** One transaction under the order's row lock, as every activity runs the rules. */
   private static String apply(PaymentRules rules, Order order, Answer answer) {
-    return db.inTx(c -> answer.applyTo(rules, new OrderTx(c, order.id()))).label();
+    return postgres.db().inTx(c -> answer.applyTo(rules, new OrderTx(c, order.id()))).label();
   }
 
   private static PaymentRules rulesWithout(Safeguards.Safeguard safeguard) {
@@ -398,7 +382,7 @@ class PaymentRulesTest {
 
   private static String newSku(int total, int perUserLimit) {
     String sku = "sku-" + NEXT_ID.incrementAndGet();
-    db.inTx(c -> {
+    postgres.db().inTx(c -> {
       try (PreparedStatement ps = c.prepareStatement("INSERT INTO sku (tenant, sku, total, remaining, unit_price,"
           + " per_user_limit) VALUES (?, ?, ?, ?, ?, ?)")) {
         ps.setString(1, TENANT);
@@ -416,7 +400,7 @@ class PaymentRulesTest {
   /** As OrderActivitiesImpl.reserve (take the unit, hold it as r1, insert CREATED v1), then on to {@code status}. */
   private static Order newOrder(String sku, String subject, OrderStatus status) {
     String id = "ord-" + NEXT_ID.incrementAndGet();
-    db.inTx(c -> {
+    postgres.db().inTx(c -> {
       Inventory.Take taken = Inventory.take(c, TENANT, sku, subject, 1, perUserLimit(c, sku));
       require(taken == Inventory.Take.HELD, "no unit for " + id + ": " + taken);
       String key = Inventory.firstReservationKey(id);
@@ -466,7 +450,7 @@ class PaymentRulesTest {
 
   /** As OrderActivitiesImpl.expireReservation for PAYING / UNKNOWN: the unit back on sale, the status kept. */
   private static void expireReservation(Order order) {
-    db.inTx(c -> {
+    postgres.db().inTx(c -> {
       require(Inventory.release(c, order.firstKey()), "release " + order.firstKey());
       return null;
     });
@@ -500,25 +484,6 @@ class PaymentRulesTest {
   // ---- what the tables say
 
   /** One SKU's units: the invariant is total = remaining + held + confirmed. */
-  private record Stock(int total, int remaining, int held, int confirmed) {
-    boolean balanced() {
-      return total == remaining + held + confirmed;
-    }
-
-    Stock confirmingOne() {
-      return new Stock(total, remaining, held - 1, confirmed + 1);
-    }
-
-    Stock releasingOne() {
-      return new Stock(total, remaining + 1, held - 1, confirmed);
-    }
-
-    /** A new reservation taken and confirmed at once. */
-    Stock sellingOneMore() {
-      return new Stock(total, remaining - 1, held, confirmed + 1);
-    }
-  }
-
   /** Everything the rules may touch for one order: its row, reservations, history, events and SKU stock. */
   private record State(OrderRow order, Map<String, String> reservations, List<String> transitions,
       List<String> events, Stock stock) {
@@ -528,13 +493,13 @@ class PaymentRulesTest {
   }
 
   private static State stateOf(Order o) {
-    return db.read(c -> new State(
+    return postgres.db().read(c -> new State(
         OrderRow.get(c, o.id()),
         reservationsOf(c, o.id()),
         strings(c, "SELECT coalesce(from_status, '') || '->' || to_status FROM order_transition WHERE order_id = ?"
             + " ORDER BY version", o.id()),
         strings(c, "SELECT event_type FROM outbox WHERE order_id = ? ORDER BY event_id", o.id()),
-        stockOf(c, o.sku())));
+        Stock.of(c, TENANT, o.sku())));
   }
 
   private static Map<String, String> reservationsOf(Connection c, String orderId) throws SQLException {
@@ -549,24 +514,10 @@ class PaymentRulesTest {
     return byKey;
   }
 
-  private static Stock stockOf(Connection c, String sku) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT s.total, s.remaining,"
-        + " coalesce(sum(r.quantity) FILTER (WHERE r.status = 'HELD'), 0),"
-        + " coalesce(sum(r.quantity) FILTER (WHERE r.status = 'CONFIRMED'), 0)"
-        + " FROM sku s LEFT JOIN reservation r ON r.tenant = s.tenant AND r.sku = s.sku"
-        + " WHERE s.tenant = ? AND s.sku = ? GROUP BY s.total, s.remaining")) {
-      ps.setString(1, TENANT);
-      ps.setString(2, sku);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return new Stock(rs.getInt(1), rs.getInt(2), rs.getInt(3), rs.getInt(4));
-      }
-    }
-  }
 
   /** Units of the SKU that orders say are paid for. */
   private static int paidUnits(String sku) {
-    return db.read(c -> {
+    return postgres.db().read(c -> {
       try (PreparedStatement ps = c.prepareStatement("SELECT coalesce(sum(quantity), 0) FROM orders"
           + " WHERE tenant = ? AND sku = ? AND status = 'PAID'")) {
         ps.setString(1, TENANT);

@@ -11,8 +11,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.flashsale.persistence.Inventory.Take;
 import io.flashsale.workflows.CreateOutcome;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
@@ -38,8 +36,6 @@ class InventoryTest {
   private final Skus skus = new Skus(pg.db());
 
   /** A SKU's units by where they are. */
-  private record Stock(int total, int remaining, int held, int confirmed) {}
-
   // ---- conservation
 
   @Test
@@ -261,20 +257,7 @@ class InventoryTest {
 
   /** The SKU's stock, after checking that its units are all accounted for. */
   private static Stock conservedStock(String sku) {
-    Stock stock = pg.db().read(c -> {
-      try (PreparedStatement ps = c.prepareStatement("SELECT s.total, s.remaining,"
-          + " coalesce(sum(r.quantity) FILTER (WHERE r.status = 'HELD'), 0),"
-          + " coalesce(sum(r.quantity) FILTER (WHERE r.status = 'CONFIRMED'), 0)"
-          + " FROM sku s LEFT JOIN reservation r ON r.tenant = s.tenant AND r.sku = s.sku"
-          + " WHERE s.tenant = ? AND s.sku = ? GROUP BY s.total, s.remaining")) {
-        ps.setString(1, TENANT);
-        ps.setString(2, sku);
-        try (ResultSet rs = ps.executeQuery()) {
-          rs.next();
-          return new Stock(rs.getInt(1), rs.getInt(2), rs.getInt(3), rs.getInt(4));
-        }
-      }
-    });
+    Stock stock = pg.db().read(c -> Stock.of(c, TENANT, sku));
     assertEquals(stock.total(), stock.remaining() + stock.held() + stock.confirmed(), "units unaccounted for: " + stock);
     return stock;
   }

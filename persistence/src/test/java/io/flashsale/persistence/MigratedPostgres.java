@@ -16,7 +16,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * class's first test, stopped after its last. Register it as a static field with
  * {@code @RegisterExtension}; tests keep apart by using their own SKUs, subjects and order ids.
  */
-final class MigratedPostgres implements BeforeAllCallback, AfterAllCallback {
+public final class MigratedPostgres implements BeforeAllCallback, AfterAllCallback {
   private static final String USER = "postgres";
 
   private EmbeddedPostgres postgres;
@@ -35,22 +35,22 @@ final class MigratedPostgres implements BeforeAllCallback, AfterAllCallback {
     if (postgres != null) postgres.close();
   }
 
-  Database db() {
+  public Database db() {
     return db;
   }
 
   /** Another pool on the same server, for a test that needs its own pool settings. */
-  Database newDatabase(int maxPoolSize, Duration connectionTimeout) {
+  public Database newDatabase(int maxPoolSize, Duration connectionTimeout) {
     return new Database(postgres.getJdbcUrl(USER, USER), USER, USER, maxPoolSize, connectionTimeout);
   }
 
   /** A connection from outside every pool, to act on a pooled connection as an operator would. */
-  Connection outsideConnection() throws SQLException {
+  public Connection outsideConnection() throws SQLException {
     return postgres.getPostgresDatabase().getConnection();
   }
 
   /** The single number a query answers (a count, a sum). */
-  long number(String sql, Object... params) {
+  public long number(String sql, Object... params) {
     return db.read(c -> {
       try (PreparedStatement ps = c.prepareStatement(sql)) {
         for (int i = 0; i < params.length; i++) ps.setObject(i + 1, params[i]);
