@@ -42,15 +42,21 @@ public class OrderActivitiesImpl implements OrderActivities {
   private final Database db;
   private final Duration reservationTtl;
   private final PaymentRules rules;
+  private final HotRowGate hotRow;
 
   public OrderActivitiesImpl(Database db, Duration reservationTtl) {
     this(db, reservationTtl, new Safeguards());
   }
 
   public OrderActivitiesImpl(Database db, Duration reservationTtl, Safeguards safeguards) {
+    this(db, reservationTtl, safeguards, HotRowGate.unlimited());
+  }
+
+  public OrderActivitiesImpl(Database db, Duration reservationTtl, Safeguards safeguards, HotRowGate hotRow) {
     this.db = db;
     this.reservationTtl = reservationTtl;
     this.rules = new PaymentRules(safeguards, reservationTtl);
+    this.hotRow = hotRow;
   }
 
   /**
@@ -98,6 +104,10 @@ public class OrderActivitiesImpl implements OrderActivities {
 
   @Override
   public CreateResult reserve(CreateOrder req, String workflowId) {
+    return hotRow.through(req.tenant(), req.sku(), () -> admit(req, workflowId));
+  }
+
+  private CreateResult admit(CreateOrder req, String workflowId) {
     return txRetryingUniqueViolation(c -> {
       OrderRow existing = OrderRow.byScope(c, req.tenant(), req.subject(), req.requestKey());
       if (existing != null) {

@@ -3,6 +3,7 @@ package io.flashsale.launcher;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import io.dropwizard.core.Configuration;
 import io.flashsale.activities.ChannelActivitiesImpl;
+import io.flashsale.activities.HotRowGate;
 import io.flashsale.activities.OrderActivitiesImpl;
 import io.flashsale.activities.Safeguards;
 import io.flashsale.launcher.observe.SdkMetrics;
@@ -65,7 +66,8 @@ public class FlashsaleConfiguration extends Configuration {
    * the server and the worker command both register through here.
    */
   public void registerWorker(TemporalRuntime runtime, Database db, PaymentChannel channel, Safeguards safeguards) {
-    runtime.registerWorker(new OrderActivitiesImpl(db, Duration.ofMillis(orders.reservationTtlMs), safeguards),
+    HotRowGate hotRow = new HotRowGate(database.hotRowConcurrency, DatabaseTimeouts.connectionTimeout(database));
+    runtime.registerWorker(new OrderActivitiesImpl(db, Duration.ofMillis(orders.reservationTtlMs), safeguards, hotRow),
         new ChannelActivitiesImpl(channel, safeguards), workerWorkflows, workerActivities,
         TemporalRuntime.workerOptions(database.maxPoolSize, temporal));
   }
@@ -83,6 +85,11 @@ public class FlashsaleConfiguration extends Configuration {
     @Min(1) @JsonProperty public int maxPoolSize = 16;
     /** How long a caller waits for a pooled connection; must stay below the 15 s database activity timeout. */
     @JsonProperty public long connectionTimeoutMs = 5_000;
+    /**
+     * Admission transactions on one SKU at once in one worker (0: no limit). Each holds the SKU's
+     * row lock until commit; PostgreSQL runs one hot row fastest at about four at a time.
+     */
+    @Min(0) @JsonProperty public int hotRowConcurrency = 4;
     /** Embedded PostgreSQL: port (0 = any free) and data directory (empty = &lt;dataDir&gt;/postgres). */
     @JsonProperty public int embeddedPort = 0;
     @JsonProperty public String embeddedDataDir = "";
@@ -198,10 +205,16 @@ public class FlashsaleConfiguration extends Configuration {
     @JsonProperty public long lateNoticeWindowMs = 600_000;
     /** A long-lived order (e.g. a callback storm) continues as new past this many history events. */
     @JsonProperty public int continueAsNewAfterEvents = 4_000;
+    /**
+     * New orders run their database steps as local activities in the workflow's worker (fewer
+     * round trips through the engine). False when the database steps must run in separate
+     * activity workers.
+     */
+    @JsonProperty public boolean localDatabaseSteps = true;
 
     public OrderSettings toSettings() {
       return new OrderSettings(reservationTtlMs, unknownFirstQueryMs, unknownQueryCapMs, lateNoticeWindowMs,
-          continueAsNewAfterEvents);
+          continueAsNewAfterEvents, localDatabaseSteps);
     }
   }
 

@@ -117,9 +117,18 @@ public final class TemporalRuntime implements Managed {
 
   public void registerWorker(OrderActivities orders, ChannelActivities channel, boolean workflows, boolean activities,
       io.temporal.worker.WorkerOptions options) {
+    if (workflows && !activities) {
+      // a workflows-only worker still runs the database steps that its workflows run as local
+      // activities, and takes no activity tasks
+      options = io.temporal.worker.WorkerOptions.newBuilder(options).setLocalActivityWorkerOnly(true).build();
+    }
     Worker worker = workers.newWorker(WorkflowIds.TASK_QUEUE, options);
     if (workflows) worker.registerWorkflowImplementationTypes(OrderWorkflowImpl.class);
-    if (activities) worker.registerActivitiesImplementations(orders, channel);
+    if (activities) {
+      worker.registerActivitiesImplementations(orders, channel);
+    } else if (workflows) {
+      worker.registerActivitiesImplementations(orders);
+    }
   }
 
   /**
@@ -132,6 +141,8 @@ public final class TemporalRuntime implements Managed {
     int slots = t.activitySlots > 0 ? t.activitySlots : 2 * maxPoolSize;
     return io.temporal.worker.WorkerOptions.newBuilder()
         .setMaxConcurrentActivityExecutionSize(slots)
+        // local database steps share the pool with the activity tasks: the same bound
+        .setMaxConcurrentLocalActivityExecutionSize(slots)
         .setMaxConcurrentActivityTaskPollers(Math.max(1, Math.min(t.activityPollers, slots)))
         .setMaxConcurrentWorkflowTaskPollers(Math.max(2, t.workflowPollers))
         .build();

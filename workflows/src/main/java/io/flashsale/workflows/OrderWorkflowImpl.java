@@ -3,6 +3,7 @@ package io.flashsale.workflows;
 import io.flashsale.paymentchannel.ChannelResult;
 
 import io.temporal.activity.ActivityOptions;
+import io.temporal.activity.LocalActivityOptions;
 import io.temporal.common.RetryOptions;
 import io.temporal.common.SearchAttributeKey;
 import io.temporal.failure.ActivityFailure;
@@ -46,25 +47,39 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   static final String V_WORKFLOW_CANCEL = "workflow-cancel";
   /** A data error parks the step with an operator flag instead of failing the run. */
   static final String V_DATA_ERROR = "data-error-attention";
+  /** Database steps run as local activities when the run's settings ask for it. */
+  static final String V_LOCAL_DB_STEPS = "local-database-steps";
 
   private static final Logger log = Workflow.getLogger(OrderWorkflowImpl.class);
 
   /** Start-to-close timeout of one database activity attempt; the pool's connection timeout stays below it. */
   public static final Duration DB_ACTIVITY_TIMEOUT = Duration.ofSeconds(15);
 
-  private final OrderActivities db =
+  private static final RetryOptions DB_RETRY =
+      RetryOptions.newBuilder()
+          .setInitialInterval(Duration.ofMillis(100))
+          .setBackoffCoefficient(2)
+          // bounded backoff, unlimited attempts: an order converges after a database outage
+          .setMaximumInterval(Duration.ofSeconds(5))
+          .setDoNotRetry(IllegalArgumentException.class.getName(), OrderActivities.DATA_ERROR)
+          .build();
+
+  /** Database steps as activity tasks: any activity worker runs them. */
+  private final OrderActivities taskDb =
       Workflow.newActivityStub(
           OrderActivities.class,
-          ActivityOptions.newBuilder()
+          ActivityOptions.newBuilder().setStartToCloseTimeout(DB_ACTIVITY_TIMEOUT).setRetryOptions(DB_RETRY).build());
+
+  /** The same steps as local activities: same timeout and retries, no round trip through the server. */
+  private final OrderActivities localDb =
+      Workflow.newLocalActivityStub(
+          OrderActivities.class,
+          LocalActivityOptions.newBuilder()
               .setStartToCloseTimeout(DB_ACTIVITY_TIMEOUT)
-              .setRetryOptions(
-                  RetryOptions.newBuilder()
-                      .setInitialInterval(Duration.ofMillis(100))
-                      .setBackoffCoefficient(2)
-                      // bounded backoff, unlimited attempts: an order converges after a database outage
-                      .setMaximumInterval(Duration.ofSeconds(5))
-                      .setDoNotRetry(IllegalArgumentException.class.getName(), OrderActivities.DATA_ERROR)
-                      .build())
+              .setRetryOptions(DB_RETRY)
+              // the SDK retries a local activity with unlimited attempts only within a schedule-to-close
+              // bound: a year is "until the database is back" in practice
+              .setScheduleToCloseTimeout(Duration.ofDays(365))
               .build());
 
   /**
@@ -91,6 +106,13 @@ public class OrderWorkflowImpl implements OrderWorkflow {
                           .setMaximumAttempts(5)
                           .build())
                   .build()));
+
+  /** Where this run's database steps execute; decided by the settings it started with. */
+  private OrderActivities db() {
+    boolean local = settings != null && settings.localDatabaseSteps()
+        && Workflow.getVersion(V_LOCAL_DB_STEPS, Workflow.DEFAULT_VERSION, 1) == 1;
+    return local ? localDb : taskDb;
+  }
 
   private final WorkflowLock lock = Workflow.newWorkflowLock();
   private final Deque<Notice> notices = new ArrayDeque<>();
@@ -132,11 +154,11 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       if (start.orderId() != null) {
         lock.lock();
         try {
-          track(new Step("LOADED", step("load", () -> db.load(start.orderId())), List.of()));
+          track(new Step("LOADED", step("load", () -> db().load(start.orderId())), List.of()));
           if (order.status() == OrderStatus.PAYING
               && Workflow.getVersion("resume-paying", Workflow.DEFAULT_VERSION, 1) == 1) {
             // a repaired order: the run that made the charge is gone with its answer, so it is UNKNOWN
-            track(step("applyChannelAnswer", () -> db.applyChannelAnswer(order.orderId(),
+            track(step("applyChannelAnswer", () -> db().applyChannelAnswer(order.orderId(),
                 ChannelAnswer.unknown("run lost"), "repair: charge answer lost")));
           }
         } finally {
@@ -211,7 +233,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
         case PAID, FAILED, CANCELLED, REFUNDED -> awaitLateNotices();
         case CREATED, PAYING, UNKNOWN -> {
           if (status == OrderStatus.CREATED && cancelRequested) {
-            locked(() -> step("cancel", () -> db.cancel(order.orderId(), "workflow cancelled")));
+            locked(() -> step("cancel", () -> db().cancel(order.orderId(), "workflow cancelled")));
           } else if (!awaitChangeOrDeadline(status)) {
             onDeadline();
           }
@@ -265,7 +287,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     long now = Workflow.currentTimeMillis();
     if (!reservationExpired && now >= expiryAt) {
       reservationExpired = true;
-      locked(() -> step("expireReservation", () -> db.expireReservation(order.orderId())));
+      locked(() -> step("expireReservation", () -> db().expireReservation(order.orderId())));
     }
     if (order.status() == OrderStatus.UNKNOWN && now >= queryAt) {
       converge();
@@ -286,9 +308,9 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     if (orderId == null) return; // this run created no order
     lock.lock();
     try {
-      track(new Step("LOADED", step("load", () -> db.load(orderId)), List.of()));
+      track(new Step("LOADED", step("load", () -> db().load(orderId)), List.of()));
       if (order.status() == OrderStatus.PAYING) {
-        track(step("applyChannelAnswer", () -> db.applyChannelAnswer(orderId,
+        track(step("applyChannelAnswer", () -> db().applyChannelAnswer(orderId,
             ChannelAnswer.unknown("run cancelled"), "cancel: charge answer lost")));
       }
     } finally {
@@ -305,7 +327,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     lock.lock();
     try {
       boolean alreadyCreated = order != null;
-      CreateResult r = db.reserve(request, Workflow.getInfo().getWorkflowId());
+      CreateResult r = db().reserve(request, Workflow.getInfo().getWorkflowId());
       if (alreadyCreated && CreateOutcome.CREATED.equals(r.outcome())) {
         r = new CreateResult(CreateOutcome.REPLAY, r.order(), List.of());
       }
@@ -334,12 +356,12 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     command = Command.PAY;
     lock.lock();
     try {
-      track(step("beginPay", () -> db.beginPay(order.orderId())));
+      track(step("beginPay", () -> db().beginPay(order.orderId())));
       if (order.status() != OrderStatus.PAYING) {
         return rejected(); // a notice or the expiry got there first
       }
       ChannelAnswer answer = charge();
-      track(step("applyChannelAnswer", () -> db.applyChannelAnswer(order.orderId(), answer,
+      track(step("applyChannelAnswer", () -> db().applyChannelAnswer(order.orderId(), answer,
           answer.definite() ? "charge reply" : "charge " + answer.detail())));
       log.info("order {} pay {} -> {}", order.orderId(), answer.result(), order.status());
       return new CommandResult(null, order.status(), order.version());
@@ -380,7 +402,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     command = Command.CANCEL;
     lock.lock();
     try {
-      track(step("cancel", () -> db.cancel(order.orderId(), "cancel")));
+      track(step("cancel", () -> db().cancel(order.orderId(), "cancel")));
       // CANCELLED here is this command's doing, also when a retried activity answered REPLAY_CANCEL
       return order.status() == OrderStatus.CANCELLED
           ? new CommandResult(CommandOutcome.CANCELLED, order.status(), order.version())
@@ -450,7 +472,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
         signalArrivals++;
         String ref = Workflow.getInfo().getRunId() + "/" + signalArrivals;
         Notice unrecorded = n;
-        n = step("recordSignalArrival", () -> db.recordSignalArrival(order.orderId(), unrecorded, ref));
+        n = step("recordSignalArrival", () -> db().recordSignalArrival(order.orderId(), unrecorded, ref));
         if (n.rejection() != null) {
           lastEffect = "REJECTED";
           log.warn("order {} signal rejected: {}", order.orderId(), n.rejection());
@@ -458,7 +480,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
         }
       }
       Notice arrival = n;
-      locked(() -> step("applyNotice", () -> db.applyNotice(order.orderId(), arrival)));
+      locked(() -> step("applyNotice", () -> db().applyNotice(order.orderId(), arrival)));
     } catch (CanceledFailure cancelled) {
       notices.addFirst(received);
       throw cancelled;
@@ -497,7 +519,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       if (answer.definite()) {
         ChannelAnswer definite = answer;
         String by = cause;
-        track(step("applyChannelAnswer", () -> db.applyChannelAnswer(order.orderId(), definite, by)));
+        track(step("applyChannelAnswer", () -> db().applyChannelAnswer(order.orderId(), definite, by)));
       }
     } finally {
       lock.unlock();
@@ -513,7 +535,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     try {
       if (order.status() != OrderStatus.REFUNDING) return;
       channel.refund(order.orderId(), order.amount());
-      track(step("completeRefund", () -> db.completeRefund(order.orderId(), "refund reply")));
+      track(step("completeRefund", () -> db().completeRefund(order.orderId(), "refund reply")));
       refundRounds = 0;
       return;
     } catch (ActivityFailure e) {

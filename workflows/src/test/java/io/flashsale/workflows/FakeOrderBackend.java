@@ -57,8 +57,12 @@ final class FakeOrderBackend {
     }
   }
 
+  /** The engine's clock: a local step's scheduled time is the worker's wall clock, not the (skipped) workflow time. */
+  java.util.function.LongSupplier engineClock = System::currentTimeMillis;
+
   private void note(String call) {
-    calls.add(new Call(call, Activity.getExecutionContext().getInfo().getScheduledTimestamp()));
+    io.temporal.activity.ActivityInfo info = Activity.getExecutionContext().getInfo();
+    calls.add(new Call(call, info.isLocal() ? engineClock.getAsLong() : info.getScheduledTimestamp()));
   }
 
   synchronized OrderView row() {

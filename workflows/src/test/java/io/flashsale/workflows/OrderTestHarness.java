@@ -30,6 +30,7 @@ final class OrderTestHarness implements AutoCloseable {
 
   OrderTestHarness() {
     env = TestWorkflowEnvironment.newInstance();
+    backend.engineClock = env::currentTimeMillis;
     for (String name : List.of("OrderId", "OrderStatus", "Sku", "Tenant", "OrderAttention")) {
       env.registerSearchAttribute(name, IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD);
     }

@@ -91,6 +91,29 @@ class OrderWorkflowTest {
     return harness.executionStatus();
   }
 
+  /** The activity types the history scheduled as activity tasks. */
+  private List<String> scheduledActivityTypes() {
+    return history().stream().filter(e -> e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
+        .map(e -> e.getActivityTaskScheduledEventAttributes().getActivityType().getName()).toList();
+  }
+
+  @Test
+  void databaseStepsRunAsLocalActivitiesAndOnlyTheChannelIsAnActivityTask() {
+    OrderWorkflow wf = created();
+    assertEquals(OrderStatus.PAID, wf.pay().status());
+    assertEquals(List.of("Charge"), scheduledActivityTypes(), "reserve, beginPay and the answer are local");
+    assertTrue(events(EventType.EVENT_TYPE_MARKER_RECORDED) >= 3, "each local step leaves a marker");
+    assertEquals(1, backend.count("charge"));
+  }
+
+  @Test
+  void runsWhoseSettingsSayNoKeepTheirDatabaseStepsAsActivityTasks() {
+    OrderSettings taskSteps = new OrderSettings(60_000, 1_000, 60_000, 600_000, 4_000, false);
+    OrderWorkflow wf = harness.created(taskSteps);
+    assertEquals(OrderStatus.PAID, wf.pay().status());
+    assertEquals(List.of("Reserve", "BeginPay", "Charge", "ApplyChannelAnswer"), scheduledActivityTypes());
+  }
+
   @Test
   void aRefusedPayIsAnsweredByTheValidatorAndLeavesNoHistory() {
     OrderWorkflow wf = created();
@@ -225,8 +248,20 @@ class OrderWorkflowTest {
 
   @Test
   void aNoticeInFlightAtACancelIsAppliedBeforeTheRunEnds() {
+    noticeInFlightAtACancel(SETTINGS);
+    // a local step is not interrupted by the cancel: it finishes and its result counts
+    assertEquals(1, backend.count("applyNotice"), "applied once, in place");
+  }
+
+  @Test
+  void aNoticeWhoseActivityTaskIsCancelledIsAppliedAgainBeforeTheRunEnds() {
+    noticeInFlightAtACancel(new OrderSettings(60_000, 1_000, 60_000, 600_000, 4_000, false));
+    assertEquals(2, backend.count("applyNotice"), "the notice whose write was cancelled is applied again, not dropped");
+  }
+
+  private void noticeInFlightAtACancel(OrderSettings settings) {
     backend.stepGate = new java.util.concurrent.CountDownLatch(1);
-    OrderWorkflow wf = created();
+    OrderWorkflow wf = harness.created(settings);
     wf.paymentNotification(new Notice(7, "ntf-7", "CHARGED", 1990, "txn-7"));
     waitFor(() -> backend.count("applyNotice") == 1);
     WorkflowStub.fromTyped(wf).cancel();
@@ -235,7 +270,6 @@ class OrderWorkflowTest {
     WorkflowFailedException e = assertThrows(WorkflowFailedException.class,
         () -> WorkflowStub.fromTyped(wf).getResult(Void.class));
     assertInstanceOf(CanceledFailure.class, e.getCause());
-    assertEquals(2, backend.count("applyNotice"), "the notice whose write was cancelled is applied again, not dropped");
   }
 
   @Test
