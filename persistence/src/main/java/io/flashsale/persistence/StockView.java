@@ -199,6 +199,8 @@ public final class StockView implements AutoCloseable {
 
   private void run() {
     boolean failing = false;
+    // the first parse loads the JSON classes: here, not while a flip waits to be applied
+    parse("{\"tenant\":\"\",\"sku\":\"\",\"remaining\":1}");
     while (!closed) {
       try (Connection c = connections.open()) {
         current = c;
@@ -260,7 +262,7 @@ public final class StockView implements AutoCloseable {
     for (PGNotification n : received) {
       if (!CHANNEL.equals(n.getName())) continue;
       try {
-        JsonNode p = JSON.readTree(n.getParameter());
+        JsonNode p = parse(n.getParameter());
         Key key = new Key(p.path("tenant").asText(), p.path("sku").asText());
         JsonNode remaining = p.path("remaining");
         if (remaining.isNull() || remaining.isMissingNode()) {
@@ -269,10 +271,18 @@ public final class StockView implements AutoCloseable {
           current.put(key, new Entry(remaining.asInt() == 0, now));
         }
         notificationsApplied.incrementAndGet();
-      } catch (java.io.IOException | RuntimeException bad) {
+      } catch (RuntimeException bad) {
         // the next full read corrects whatever this one would have said
         log.warn("stock view: unreadable notification {}: {}", n.getParameter(), bad.toString());
       }
+    }
+  }
+
+  private static JsonNode parse(String payload) {
+    try {
+      return JSON.readTree(payload);
+    } catch (java.io.IOException e) {
+      throw new IllegalArgumentException(e.getMessage(), e);
     }
   }
 
