@@ -31,6 +31,7 @@ import io.flashsale.persistence.Notifications;
 import io.flashsale.persistence.OrderQueries;
 import io.flashsale.persistence.Principals;
 import io.flashsale.persistence.Skus;
+import io.flashsale.persistence.StockView;
 import io.flashsale.reconciliation.OrphanRepair;
 import io.flashsale.reconciliation.Reconciler;
 import io.flashsale.reconciliation.WorkflowAudit;
@@ -51,9 +52,13 @@ public final class RestApi {
       long maxEventStreamMs, long eventStreamHeartbeatMs, String callbackSecret, boolean devLogin,
       Boolean secureCookie) {}
 
-  /** What the API talks to. */
+  /**
+   * What the API talks to. {@code stockView} (started and stopped by the launcher) answers the
+   * sold-out gate without a stock read; null: every create reads the stock.
+   */
   public record Services(Database db, Orders orders, TokenService tokens, PaymentChannel channel,
-      WorkflowServiceStubs temporal, Reconciler reconciler, WorkflowAudit audit, OrphanRepair repair) {}
+      WorkflowServiceStubs temporal, Reconciler reconciler, WorkflowAudit audit, OrphanRepair repair,
+      StockView stockView) {}
 
   private RestApi() {}
 
@@ -78,7 +83,8 @@ public final class RestApi {
     env.jersey().register(new ErrorMappers.Unexpected());
 
     if (s.devLogin()) env.jersey().register(new SessionResource(d.tokens(), principals, s.secureCookie()));
-    OrderResource orderResource = new OrderResource(d.orders(), queries, skus, s.maxCreatesInFlight(), s.maxExports());
+    OrderResource orderResource = new OrderResource(d.orders(), queries, skus, d.stockView(), s.maxCreatesInFlight(),
+        s.maxExports());
     env.jersey().register(orderResource);
     OrderEventsResource eventsResource = new OrderEventsResource(queries, principals, s.maxEventStreams(),
         s.maxEventStreamMs(), s.eventStreamHeartbeatMs());
@@ -87,6 +93,15 @@ public final class RestApi {
     env.jersey().register(new OpenApiResource());
     env.metrics().register("flashsale.sse.open", (Gauge<Integer>) () -> eventsResource.openStreams(s.maxEventStreams()));
     env.metrics().register("flashsale.exports.open", (Gauge<Integer>) orderResource::openExports);
+    env.metrics().register("flashsale.gate.soldOutFromView", orderResource.gateFromView());
+    env.metrics().register("flashsale.gate.databaseReads", orderResource.gateFromDatabase());
+    if (d.stockView() != null) {
+      StockView view = d.stockView();
+      env.metrics().register("flashsale.stockView.ageMs", (Gauge<Long>) view::ageMillis);
+      env.metrics().register("flashsale.stockView.skus", (Gauge<Integer>) view::size);
+      env.metrics().register("flashsale.stockView.notifications", (Gauge<Long>) view::notificationsApplied);
+      env.healthChecks().register("stock-view", Checks.stockView(view));
+    }
 
     // errors answered before Jersey (bad path, undeclared method) are JSON with a stable code too
     env.getApplicationContext().setErrorHandler(new JsonErrorHandler());

@@ -191,11 +191,27 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     TokenService tokens = new TokenService(TokenService.keys(cfg.auth.secret, cfg.auth.keys), cfg.auth.signingKeyId,
         cfg.auth.tokenTtlSeconds, Clock.systemUTC());
     WorkflowAudit audit = new WorkflowAudit(temporal.service(), temporal.client(), cfg.temporal.namespace);
+    // after the pool (managed above), so it stops before the pool closes
+    io.flashsale.persistence.StockView stockView = cfg.stockView.open(db);
+    if (stockView != null) {
+      env.lifecycle().manage(new Managed() {
+        @Override
+        public void start() {
+          stockView.start();
+        }
+
+        @Override
+        public void stop() {
+          stockView.close();
+        }
+      });
+    }
     RestApi.register(env,
         new RestApi.Settings(cfg.maxBodyBytes, cfg.maxCreatesInFlight, cfg.maxExports, cfg.maxEventStreams,
             cfg.maxEventStreamMs, cfg.eventStreamHeartbeatMs, cfg.channel.callbackSecret,
             cfg.auth.devLoginEnabled(cfg.embedded), cfg.auth.secureCookie),
-        new RestApi.Services(db, orders, tokens, channel, temporal.service(), reconciler, audit, repair));
+        new RestApi.Services(db, orders, tokens, channel, temporal.service(), reconciler, audit, repair,
+            stockView));
 
     wiring = new Wiring(db, orders, reconciler, channel, skus, temporal, engine, stack, consumer, relay, audit, safeguards, jdbcUrl, channelUrl,
         apiPort, adminPort, cfg.channel.callbackSecret);

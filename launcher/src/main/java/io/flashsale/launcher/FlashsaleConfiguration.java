@@ -40,6 +40,7 @@ public class FlashsaleConfiguration extends Configuration {
   @Valid @NotNull @JsonProperty public AuthSettings auth = new AuthSettings();
   @Valid @NotNull @JsonProperty public OrderTimings orders = new OrderTimings();
   @Valid @NotNull @JsonProperty public SeedSettings seed = new SeedSettings();
+  @Valid @NotNull @JsonProperty public StockViewSettings stockView = new StockViewSettings();
   /** Creates in flight at once; past it POST /orders answers 503 OVERLOADED at once, with Retry-After. */
   @Min(1) @JsonProperty public int maxCreatesInFlight = 256;
   /** CSV exports streaming at once (each holds a database connection); past it 503. */
@@ -231,6 +232,27 @@ public class FlashsaleConfiguration extends Configuration {
     @JsonProperty public boolean enabled = true;
     @JsonProperty public String host = "127.0.0.1";
     @JsonProperty public int port = 8092;
+  }
+
+  /**
+   * The API's in-memory sold-out view (docs/DESIGN.md §Workflow design, API gates): a sold-out SKU
+   * is refused without a stock read. It learns sold-out flips by LISTEN/NOTIFY and reads every SKU
+   * again every {@code refreshMs}; it answers "sold out" only from state learned within
+   * {@code boundMs}, else the gate reads the database.
+   */
+  public static class StockViewSettings {
+    /** False: every create reads the SKU's stock from the database (the old gate). */
+    @JsonProperty public boolean enabled = true;
+    /** How often every SKU's sold-out state is read again: the safety net for a lost notification. */
+    @Min(10) @JsonProperty public long refreshMs = 1_000;
+    /** The oldest state the view answers "sold out" from; must exceed refreshMs. */
+    @Min(11) @JsonProperty public long boundMs = 2_000;
+
+    /** The view on the pool's database (not started), or null when off. */
+    public io.flashsale.persistence.StockView open(Database db) {
+      if (!enabled) return null;
+      return io.flashsale.persistence.StockView.on(db, Duration.ofMillis(refreshMs), Duration.ofMillis(boundMs));
+    }
   }
 
   public static class SeedSettings {

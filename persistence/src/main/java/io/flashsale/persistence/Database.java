@@ -46,6 +46,18 @@ public final class Database implements AutoCloseable {
     return pool;
   }
 
+  /**
+   * A connection of its own on the pool's database and credentials, outside the pool: for a
+   * session that lives as long as the process (StockView's LISTEN). The caller closes it.
+   */
+  public Connection openUnpooled(java.util.Properties extra) throws SQLException {
+    java.util.Properties props = new java.util.Properties();
+    props.putAll(extra);
+    if (pool.getUsername() != null) props.setProperty("user", pool.getUsername());
+    if (pool.getPassword() != null) props.setProperty("password", pool.getPassword());
+    return java.sql.DriverManager.getConnection(pool.getJdbcUrl(), props);
+  }
+
   public void migrate() {
     Flyway.configure().dataSource(pool).locations("classpath:db/migration").load().migrate();
   }

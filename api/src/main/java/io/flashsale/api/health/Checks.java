@@ -3,10 +3,11 @@ package io.flashsale.api.health;
 import com.codahale.metrics.health.HealthCheck;
 import io.flashsale.paymentchannel.PaymentChannel;
 import io.flashsale.persistence.Database;
+import io.flashsale.persistence.StockView;
 import io.temporal.api.workflowservice.v1.GetSystemInfoRequest;
 import io.temporal.serviceclient.WorkflowServiceStubs;
 
-/** Health checks for the three things an order needs: PostgreSQL, Temporal, the channel. */
+/** Health checks for the three things an order needs (PostgreSQL, Temporal, the channel) and the stock view's age. */
 public final class Checks {
   private Checks() {}
 
@@ -21,6 +22,25 @@ public final class Checks {
           }
         });
         return one == 1 ? Result.healthy() : Result.unhealthy("SELECT 1 answered " + one);
+      }
+    };
+  }
+
+  /**
+   * The sold-out view's age: informational, never unhealthy. A stale view costs a stock read per
+   * create (the gate falls through to the database), not correctness.
+   */
+  public static HealthCheck stockView(StockView view) {
+    return new HealthCheck() {
+      @Override
+      protected Result check() {
+        return Result.builder().healthy().withMessage(view.describe())
+            .withDetail("ageMs", view.ageMillis())
+            .withDetail("boundMs", view.boundMillis())
+            .withDetail("fresh", view.fresh())
+            .withDetail("listening", view.listening())
+            .withDetail("skus", view.size())
+            .build();
       }
     };
   }

@@ -14,6 +14,8 @@ import io.dropwizard.auth.Auth;
 import io.flashsale.persistence.OrderQueries;
 import io.flashsale.persistence.OrderQueries.OrderDetails;
 import io.flashsale.persistence.Skus;
+import io.flashsale.persistence.StockView;
+import com.codahale.metrics.Counter;
 import io.flashsale.api.auth.Caller;
 import io.flashsale.api.core.ApiError;
 import io.flashsale.api.core.Bodies;
@@ -58,14 +60,26 @@ public class OrderResource {
   private final Orders orders;
   private final OrderQueries queries;
   private final Skus skus;
+  /** The in-memory sold-out view; null: every create reads the stock (the old gate). */
+  private final StockView stockView;
+  /** Creates refused SOLD_OUT from the view, without a stock read. */
+  private final Counter gateFromView = new Counter();
+  /** Creates whose gate read the stock from the database (the view did not know the SKU sold out, fresh). */
+  private final Counter gateFromDatabase = new Counter();
   /** Bounded admission: a sale-day spike is refused fast instead of queueing without end. */
   private final java.util.concurrent.Semaphore admission;
   private final java.util.concurrent.Semaphore exports;
 
   public OrderResource(Orders orders, OrderQueries queries, Skus skus, int maxCreatesInFlight, int maxExports) {
+    this(orders, queries, skus, null, maxCreatesInFlight, maxExports);
+  }
+
+  public OrderResource(Orders orders, OrderQueries queries, Skus skus, StockView stockView, int maxCreatesInFlight,
+      int maxExports) {
     this.orders = orders;
     this.queries = queries;
     this.skus = skus;
+    this.stockView = stockView;
     this.admission = new java.util.concurrent.Semaphore(maxCreatesInFlight);
     this.exports = new java.util.concurrent.Semaphore(maxExports);
   }
@@ -78,12 +92,26 @@ public class OrderResource {
     String sku = Bodies.text(body, "sku", SKU, true);
     int quantity = (int) Bodies.integer(body, "quantity", 1, 3);
     String note = Bodies.text(body, "note", NOTE, false);
-    int remaining = skus.remaining(caller.tenant(), sku);
-    if (remaining < 0) return outcome(404, CreateOutcome.UNKNOWN_SKU);
-    boolean retry = queries.scopeExists(caller.tenant(), caller.subject(), requestKey);
-    // the cheap gate: no Temporal round trip once sold out, unless this key already has an order to answer with
-    if (remaining == 0 && !retry) {
-      return outcome(409, CreateOutcome.SOLD_OUT);
+    // the cheap gate: no Temporal round trip once sold out, unless this key already has an order to answer
+    // with. Sold out per the in-memory view (learned within its bound): no read of the hot SKU row. Anything
+    // else the view says (available, not known, stale) is checked against the database as before; the
+    // reserve in the workflow decides every sale either way.
+    boolean retry;
+    if (stockView != null && stockView.soldOut(caller.tenant(), sku)) {
+      retry = queries.scopeExists(caller.tenant(), caller.subject(), requestKey);
+      if (!retry) {
+        gateFromView.inc();
+        return outcome(409, CreateOutcome.SOLD_OUT);
+      }
+      // a retry: the SKU exists (the view knows it), so its order's answer comes from the workflow
+    } else {
+      gateFromDatabase.inc();
+      int remaining = skus.remaining(caller.tenant(), sku);
+      if (remaining < 0) return outcome(404, CreateOutcome.UNKNOWN_SKU);
+      retry = queries.scopeExists(caller.tenant(), caller.subject(), requestKey);
+      if (remaining == 0 && !retry) {
+        return outcome(409, CreateOutcome.SOLD_OUT);
+      }
     }
     if (!admission.tryAcquire()) {
       return ApiError.unavailable(1, new OutcomeBody("OVERLOADED", "too many orders in flight; retry with the same key"));
@@ -170,6 +198,16 @@ public class OrderResource {
       }
     };
     return Response.ok(body, "text/csv").header("Content-Disposition", "attachment; filename=orders.csv").build();
+  }
+
+  /** Creates answered SOLD_OUT from the stock view (the metric flashsale.gate.soldOutFromView). */
+  public Counter gateFromView() {
+    return gateFromView;
+  }
+
+  /** Creates whose gate read the stock from the database (the metric flashsale.gate.databaseReads). */
+  public Counter gateFromDatabase() {
+    return gateFromDatabase;
   }
 
   /** Exports streaming right now (the metric flashsale.exports.open). */
