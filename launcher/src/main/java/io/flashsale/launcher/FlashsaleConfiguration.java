@@ -133,9 +133,11 @@ public class FlashsaleConfiguration extends Configuration {
     @JsonProperty public boolean repairOrphansAtStart = true;
     /**
      * Workflows a worker keeps cached (sticky execution); 0 turns caching and the sticky queue off.
-     * Null: the SDK default.
+     * A sale keeps every order of the last reservation TTL busy (a minute of creates), and a run
+     * evicted from the cache replays its history on its next task: sized for that, not the SDK's
+     * 600. Null: the SDK default.
      */
-    @JsonProperty public Integer workflowCacheSize;
+    @JsonProperty public Integer workflowCacheSize = 2_000;
     /** Activities one worker runs at once; 0 = twice database.maxPoolSize. */
     @JsonProperty public int activitySlots = 0;
     /** Concurrent pollers for activity and workflow tasks. */

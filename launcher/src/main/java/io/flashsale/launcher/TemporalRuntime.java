@@ -59,7 +59,12 @@ public final class TemporalRuntime implements Managed {
     this.client = WorkflowClient.newInstance(service, WorkflowClientOptions.newBuilder().setNamespace(namespace).build());
     WorkerFactoryOptions.Builder options = WorkerFactoryOptions.newBuilder()
         .setWorkerInterceptors(new io.flashsale.api.observe.OrderMdc.WorkerInterceptor());
-    if (workflowCacheSize != null) options.setWorkflowCacheSize(workflowCacheSize);
+    if (workflowCacheSize != null) {
+      options.setWorkflowCacheSize(workflowCacheSize);
+      // a cached run keeps its workflow thread (plus one per running handler): too few threads
+      // evict runs from the cache, and each evicted run replays its whole history on its next task
+      options.setMaxWorkflowThreadCount(Math.max(600, 2 * workflowCacheSize));
+    }
     this.workers = WorkerFactory.newInstance(client, options.build());
   }
 
