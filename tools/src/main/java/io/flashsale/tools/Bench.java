@@ -334,7 +334,9 @@ final class Bench {
     return false;
   }
 
+  /** A figure nobody measured (NaN) is left out: the median is over the runs that had it. */
   private static void put(Map<String, List<Double>> m, String k, double v) {
+    if (Double.isNaN(v)) return;
     m.computeIfAbsent(k, x -> new ArrayList<>()).add(v);
   }
 
