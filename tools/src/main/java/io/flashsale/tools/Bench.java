@@ -126,7 +126,7 @@ final class Bench {
         int orders = Math.min(stock, o.sweepRequests());
         ScenarioResult b2 = load("b2", 1, List.of("--concurrency", c, "--orders", String.valueOf(orders), "--stock", s,
             "--max-seconds", secs, "--skip-reconcile"), false).result();
-        points.add(new SweepPoint(clients, stock, "b2", b2.requests(), b2.rate(), 0, b2.p50Ms(), b2.p99Ms(),
+        points.add(new SweepPoint(clients, stock, "b2", b2.requests(), b2.rate(), Double.NaN, b2.p50Ms(), b2.p99Ms(),
             jdbc.rate()));
       }
     }

@@ -81,7 +81,7 @@ public final class Load implements AutoCloseable {
     login();
     String sku = newSku("b1-" + run, stock);
     mark(MARK_START);
-    ClosedLoop.Batch b = ClosedLoop.run(clients, n, max, i -> create(buyers.get(i % SUBJECTS), sku, "b1-" + run + "-" + i));
+    ClosedLoop.Batch b = ClosedLoop.run(clients, n, max, i -> create(buyers.get(i % SUBJECTS), sku, sku + "-" + i));
     mark(MARK_END);
     List<Long> created = Stats.latencies(b.results(), "CREATED");
     List<Long> soldOut = Stats.latencies(b.results(), "SOLD_OUT");
@@ -106,7 +106,7 @@ public final class Load implements AutoCloseable {
     login();
     String sku = newSku("b1s-" + run, 0);
     mark(MARK_START);
-    ClosedLoop.Batch b = ClosedLoop.run(clients, n, max, i -> create(buyers.get(i % SUBJECTS), sku, "b1s-" + run + "-" + i));
+    ClosedLoop.Batch b = ClosedLoop.run(clients, n, max, i -> create(buyers.get(i % SUBJECTS), sku, sku + "-" + i));
     mark(MARK_END);
     List<Long> soldOut = Stats.latencies(b.results(), "SOLD_OUT");
     Stock s = stock(sku);
@@ -140,7 +140,7 @@ public final class Load implements AutoCloseable {
       db.read(c -> c.isValid(1)); // the pool's first connection before the window
       mark(MARK_START);
       ClosedLoop.Batch b = ClosedLoop.run(clients, n, max, i -> ClosedLoop.timed(() -> admission.reserve(
-          new CreateOrder(TENANT, subject(i), "jdbc-" + run + "-" + i, sku, 1, null), "bench-jdbc").outcome().name()));
+          new CreateOrder(TENANT, subject(i), sku + "-" + i, sku, 1, null), "bench-jdbc").outcome().name()));
       mark(MARK_END);
       List<Long> created = Stats.latencies(b.results(), "CREATED");
       Stock s = stock(sku);
@@ -201,7 +201,7 @@ public final class Load implements AutoCloseable {
     mark(MARK_START);
     ClosedLoop.Batch b = ClosedLoop.run(clients, orders, max, i -> {
       HttpJson buyer = buyers.get(i % SUBJECTS);
-      HttpJson.Reply c = buyer.post("/orders", Map.of("request_key", "b2-" + run + "-" + i, "sku", sku, "quantity", 1));
+      HttpJson.Reply c = buyer.post("/orders", Map.of("request_key", sku + "-" + i, "sku", sku, "quantity", 1));
       if (!"CREATED".equals(c.text("outcome"))) return new Timed("CREATE_" + outcome(c, "outcome"), 0);
       String id = c.text("order_id");
       return ClosedLoop.timed(() -> outcome(buyer.post("/orders/" + id + "/pay", null), "status"));
@@ -241,7 +241,7 @@ public final class Load implements AutoCloseable {
     String sku = newSku("b3-" + run, orders);
     ClosedLoop.Batch setup = ClosedLoop.run(Math.min(clients, orders), orders, Duration.ofMinutes(5), i -> {
       HttpJson buyer = buyers.get(i % SUBJECTS);
-      String id = buyer.post("/orders", Map.of("request_key", "b3-" + run + "-" + i, "sku", sku, "quantity", 1))
+      String id = buyer.post("/orders", Map.of("request_key", sku + "-" + i, "sku", sku, "quantity", 1))
           .text("order_id");
       if (id == null) return new Timed("NOT_CREATED", 0);
       // the channel answers late and keeps its own callback: only the storm's notices settle the order
@@ -409,7 +409,10 @@ public final class Load implements AutoCloseable {
     });
   }
 
-  /** A fresh SKU through the admin task, as an operator creates one. */
+  /**
+   * A fresh SKU through the admin task, as an operator creates one. Its name is unique to this
+   * load JVM, and request keys start with it: a key reused across runs would answer KEY_REUSED.
+   */
   private String newSku(String name, int total) {
     String sku = "bench-" + name + "-" + tag;
     HttpJson.Reply r = admin.post("/tasks/sku?tenant=" + TENANT + "&sku=" + sku + "&total=" + total + "&unit_price="
