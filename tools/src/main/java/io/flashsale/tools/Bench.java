@@ -150,13 +150,14 @@ final class Bench {
     return s;
   }
 
-  /** Small sizes for the warm-up pass: JIT, pools and caches, on both sides. */
-  private static List<String> warmUpSizes(String scenario) {
+  /** Small sizes for the warm-up pass (JIT, pools and caches on both sides), never above the measured ones. */
+  private List<String> warmUpSizes(String scenario) {
     return switch (scenario) {
-      case "b1", "b1-sold-out", "jdbc" -> List.of("--buyers", "500");
-      case "pgbench" -> List.of("--pgbench-seconds", "2");
-      case "b2" -> List.of("--orders", "100");
-      case "b3" -> List.of("--storm-orders", "5", "--copies", "10");
+      case "b1", "b1-sold-out", "jdbc" -> List.of("--buyers", String.valueOf(Math.min(500, o.buyers())));
+      case "pgbench" -> List.of("--pgbench-seconds", String.valueOf(Math.min(2, o.pgbenchSeconds())));
+      case "b2" -> List.of("--orders", String.valueOf(Math.min(100, o.orders())));
+      case "b3" -> List.of("--storm-orders", String.valueOf(Math.min(5, o.stormOrders())), "--copies",
+          String.valueOf(Math.min(10, o.copies())));
       default -> List.of();
     };
   }
@@ -170,6 +171,7 @@ final class Bench {
     if (profile) {
       cmd.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="
           + jfrFile("load-" + scenario + "-r" + run).toAbsolutePath());
+      cmd.add("-Xlog:jfr+startup=warning"); // its banner would land among the load's output lines
     }
     cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), FlashsaleApplication.class.getName(), "load",
         "--scenario", scenario, "--run", String.valueOf(run), "--api", apiUrl, "--admin", adminUrl,
