@@ -227,6 +227,7 @@ final class Bench {
     Path f = jfrFile(name);
     r.dump(f);
     r.close();
+    // io.flashsale.tools.bench.JfrSummary (in review elsewhere) turns f into text for the report here once merged
     line("    JFR " + f);
   }
 
@@ -303,6 +304,8 @@ final class Bench {
         + " + channel stub + API in the service JVM; load in a child JVM over HTTP");
     line("service CPU = " + cpu.describe() + "; client CPU = the load JVM (+ pgbench); shares of " + cores
         + " cores x wall time");
+    line("service log: WARNs of " + BenchCommand.CANCELLED_PROMISES_LOGGER + " (a stack trace per cancelled timer"
+        + " promise) are off during the bench");
   }
 
   /** PostgreSQL's postmaster (from its pid file): zonky's pg_ctl may leave it outside this JVM's tree. */

@@ -44,7 +44,22 @@ public class BenchCommand extends StackScriptCommand {
       FlashsaleConfiguration cfg) throws Exception {
     // before the application runs: B3's orders stay UNKNOWN until the storm's notices converge them
     cfg.orders.unknownFirstQueryMs = 600_000;
+    quietCancelledPromises();
     super.run(bootstrap, ns, cfg);
+  }
+
+  /** The logger whose WARN (with stack trace) for every cancelled timer promise the bench silences. */
+  static final String CANCELLED_PROMISES_LOGGER = "io.temporal.internal.sync.DeterministicRunnerImpl";
+
+  /**
+   * Under load the SDK warns, with a stack trace, about every cancelled timer promise nobody read:
+   * thousands of console lines that bury the report and cost the service CPU the run would charge
+   * to it. The bench header says they are off.
+   */
+  private static void quietCancelledPromises() {
+    // the logging is configured by now (ConfiguredCommand does it before run): set the level itself
+    ((ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(CANCELLED_PROMISES_LOGGER))
+        .setLevel(ch.qos.logback.classic.Level.ERROR);
   }
 
   static Bench.Options options(Namespace ns) {
