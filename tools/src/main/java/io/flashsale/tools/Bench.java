@@ -36,7 +36,7 @@ import java.util.Optional;
  */
 final class Bench {
   /** What the bench runs, from the command line. */
-  record Options(int runs, int buyers, int concurrency, int jdbcPool, int orders, int stormOrders, int copies,
+  record Options(int runs, int buyers, int units, int concurrency, int jdbcPool, int orders, int stormOrders, int copies,
       int pgbenchSeconds, String loadHeap, boolean profile, Path outDir, String stamp, int sweepRequests,
       int sweepSeconds) {}
 
@@ -72,8 +72,8 @@ final class Bench {
   /** B1, B1 sold out, the JDBC and pgbench ceilings, B2, B3; returns the exit code. */
   int run() throws Exception {
     header();
-    line("params: runs=" + o.runs() + " clients=" + o.concurrency() + " | b1 buyers=" + o.buyers() + " (stock 2x, never"
-        + " sells out) | jdbc pool=" + o.jdbcPool() + " | pgbench " + (pgbench ? o.pgbenchSeconds() + " s" : "not on PATH")
+    line("params: runs=" + o.runs() + " clients=" + o.concurrency() + " | b1 buyers=" + o.buyers() + " units="
+        + (o.units() > 0 ? String.valueOf(o.units()) : 2 * o.buyers() + " (2x, never sells out)") + " | jdbc pool=" + o.jdbcPool() + " | pgbench " + (pgbench ? o.pgbenchSeconds() + " s" : "not on PATH")
         + " | b2 orders=" + o.orders() + " | b3 orders=" + o.stormOrders() + " x " + o.copies() + " copies"
         + " | load JVM -Xmx" + o.loadHeap() + (o.profile() ? " | JFR on" : ""));
     StringBuilder kept = new StringBuilder(report);
@@ -88,7 +88,9 @@ final class Bench {
       line("run " + r + ":");
       Map<String, Measured> thisRun = new LinkedHashMap<>();
       for (String s : scenarios()) {
-        Measured m = load(s, r, List.of(), o.profile());
+        // b1's units (--units) only for the measured runs: the warm-up's SKU is sized to its own buyers
+      List<String> sizes = s.equals("b1") && o.units() > 0 ? List.of("--stock", String.valueOf(o.units())) : List.of();
+      Measured m = load(s, r, sizes, o.profile());
         thisRun.put(s, m);
         collect(medians, m);
         if (s.equals("b1")) memory(medians);

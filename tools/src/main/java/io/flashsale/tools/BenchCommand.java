@@ -25,6 +25,8 @@ public class BenchCommand extends StackScriptCommand {
     super.configure(subparser);
     subparser.addArgument("--runs").type(Integer.class).setDefault(3);
     subparser.addArgument("--buyers").type(Integer.class).setDefault(10_000).help("b1, b1-sold-out, jdbc: requests (distinct keys)");
+    subparser.addArgument("--units").type(Integer.class).setDefault(0)
+        .help("b1 units on sale; 0 = twice the buyers, so it never sells out during the run");
     subparser.addArgument("--concurrency").type(Integer.class).setDefault(64).help("clients of every scenario");
     subparser.addArgument("--jdbc-pool").type(Integer.class).setDefault(4).help("the JDBC ceiling's connections");
     subparser.addArgument("--orders").type(Integer.class).setDefault(2000).help("b2 orders end to end");
@@ -63,7 +65,7 @@ public class BenchCommand extends StackScriptCommand {
   }
 
   static Bench.Options options(Namespace ns) {
-    return new Bench.Options(ns.getInt("runs"), ns.getInt("buyers"), ns.getInt("concurrency"), ns.getInt("jdbc_pool"),
+    return new Bench.Options(ns.getInt("runs"), ns.getInt("buyers"), ns.getInt("units"), ns.getInt("concurrency"), ns.getInt("jdbc_pool"),
         ns.getInt("orders"), ns.getInt("storm_orders"), ns.getInt("copies"), ns.getInt("pgbench_seconds"),
         ns.getString("load_heap"), ns.getBoolean("profile"), Path.of(ns.getString("out")),
         LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")), ns.getInt("sweep_requests"),

@@ -32,7 +32,7 @@ class ToolCommandsTest {
 
   @Test
   void benchOptionsReachTheBenchUnderTheNamesItReads() throws ArgumentParserException {
-    Namespace ns = parse(new BenchCommand(app), "--runs", "1", "--buyers", "10", "--concurrency", "2", "--jdbc-pool", "3",
+    Namespace ns = parse(new BenchCommand(app), "--runs", "1", "--buyers", "10", "--units", "5", "--concurrency", "2", "--jdbc-pool", "3",
         "--orders", "3", "--storm-orders", "4", "--copies", "6", "--pgbench-seconds", "2", "--load-heap", "512m",
         "--profile", "--sweep-requests", "50", "--sweep-seconds", "1", "--out", "target/bench");
 
@@ -40,6 +40,7 @@ class ToolCommandsTest {
     assertEquals(List.of(1, 10, 2, 3, 3, 4, 6, 2, 50, 1), List.of(o.runs(), o.buyers(), o.concurrency(), o.jdbcPool(),
         o.orders(), o.stormOrders(), o.copies(), o.pgbenchSeconds(), o.sweepRequests(), o.sweepSeconds()));
     assertEquals("512m", o.loadHeap());
+    assertEquals(5, o.units());
     assertTrue(o.profile());
     assertEquals(java.nio.file.Path.of("target/bench"), o.outDir());
   }
@@ -53,6 +54,7 @@ class ToolCommandsTest {
     assertEquals(List.of(3, 10_000, 64, 4, 2000, 20, 50, 8), List.of(o.runs(), o.buyers(), o.concurrency(), o.jdbcPool(),
         o.orders(), o.stormOrders(), o.copies(), o.pgbenchSeconds()));
     assertFalse(o.profile());
+    assertEquals(0, o.units(), "b1's stock: twice the buyers");
     assertFalse(ns.getBoolean("sweep"));
     assertEquals(java.nio.file.Path.of("evidence/bench"), o.outDir());
   }
