@@ -1,306 +1,350 @@
 package io.flashsale.tools;
 
-import io.flashsale.launcher.cli.HttpJson;
-
-import io.flashsale.activities.OrderActivitiesImpl;
 import io.flashsale.launcher.FlashsaleApplication;
-import io.flashsale.workflows.CreateOrder;
-import io.flashsale.workflows.CreateResult;
+import io.flashsale.launcher.TemporalEngine;
+import io.flashsale.launcher.cli.HttpJson;
+import io.flashsale.tools.bench.CpuSplit;
+import io.flashsale.tools.bench.Load;
+import io.flashsale.tools.bench.ScenarioResult;
+import io.flashsale.tools.bench.ServiceCpu;
+import io.flashsale.tools.bench.Stats;
+import io.flashsale.tools.bench.SweepPoint;
+import io.flashsale.tools.bench.SweepTable;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
 import java.io.PrintStream;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
+import java.util.Optional;
 
 /**
- * B1 admission storm (HTTP + Temporal, and the same admission straight over JDBC as a ceiling),
- * B2 create → pay → callback end to end, B3 a storm of duplicate callbacks. Each run on fresh
- * SKUs; the report gives every run and the medians. Invariants are checked and reported.
+ * The bench: this JVM is the service (started by BenchCommand); every scenario runs as
+ * `./flashsale load` in a child JVM that talks HTTP to it like any client. Per scenario window
+ * the CPU of both sides is measured (client = the load JVM and its pgbench; service = this JVM,
+ * PostgreSQL, the Temporal dev server). A warm-up pass first (not reported), then --runs runs,
+ * medians, ratios per run, memory after each B1. Broken invariants print "!!" and fail the bench.
  */
 final class Bench {
-  private static final int SUBJECTS = 50;
+  /** What the bench runs, from the command line. */
+  record Options(int runs, int buyers, int units, int concurrency, int jdbcPool, int orders, int stormOrders, int copies,
+      int pgbenchSeconds, String loadHeap, boolean profile, Path outDir, String stamp, int sweepRequests,
+      int sweepSeconds) {}
+
+  /** One scenario run as the load JVM reported it, with the CPU split over its window. */
+  record Measured(ScenarioResult result, CpuSplit cpu) {}
+
+  /** The service after a B1 run: heap after a full GC, and the workflows (or open orders) it keeps. */
+  record Memory(long heapUsedBytes, long live, String liveWhat) {}
+
+  static final List<Integer> SWEEP_CLIENTS = List.of(1, 4, 16, 64, 256);
+  static final List<Integer> SWEEP_STOCK = List.of(100, 1_000, 10_000);
 
   private final FlashsaleApplication.Wiring w;
-  private final HttpJson api;
-  private final HttpJson admin;
-  private final HttpJson channel;
+  private final String apiUrl;
+  private final String adminUrl;
+  private final Options o;
   private final PrintStream out;
-  private final List<HttpJson> buyers = new ArrayList<>();
   private final StringBuilder report = new StringBuilder();
+  private final ServiceCpu cpu;
+  private final int cores = Runtime.getRuntime().availableProcessors();
+  private final boolean pgbench = onPath("pgbench");
+  private boolean broken;
 
-  Bench(FlashsaleApplication.Wiring w, String apiUrl, String adminUrl, PrintStream out) {
+  Bench(FlashsaleApplication.Wiring w, String apiUrl, String adminUrl, Options o, PrintStream out) {
     this.w = w;
-    this.api = new HttpJson(apiUrl, null);
-    this.admin = new HttpJson(adminUrl, null);
-    this.channel = new HttpJson(w.channelUrl(), null);
+    this.apiUrl = apiUrl;
+    this.adminUrl = adminUrl;
+    this.o = o;
     this.out = out;
+    this.cpu = new ServiceCpu(this::postmaster);
   }
 
-  record Timed(int status, String outcome, long nanos) {}
+  /** B1, B1 sold out, the JDBC and pgbench ceilings, B2, B3; returns the exit code. */
+  int run() throws Exception {
+    header();
+    line("params: runs=" + o.runs() + " clients=" + o.concurrency() + " | b1 buyers=" + o.buyers() + " units="
+        + (o.units() > 0 ? String.valueOf(o.units()) : 2 * o.buyers() + " (2x, never sells out)") + " | jdbc pool=" + o.jdbcPool() + " | pgbench " + (pgbench ? o.pgbenchSeconds() + " s" : "not on PATH")
+        + " | b2 orders=" + o.orders() + " | b3 orders=" + o.stormOrders() + " x " + o.copies() + " copies"
+        + " | load JVM -Xmx" + o.loadHeap() + (o.profile() ? " | JFR on" : ""));
+    StringBuilder kept = new StringBuilder(report);
+    line("warm-up (not reported) ...");
+    for (String s : scenarios()) load(s, 0, warmUpSizes(s), false);
+    report.setLength(0);
+    report.append(kept).append("(warm-up run 0 not reported)\n");
 
-  String run(int runs, int n, int units, int c, int e2e, int stormOrders, int copies) throws Exception {
-    line("# flashsale bench " + java.time.Instant.now());
-    line("machine: " + System.getProperty("os.name") + " " + System.getProperty("os.arch") + ", "
-        + Runtime.getRuntime().availableProcessors() + " cores, " + System.getProperty("java.vm.name") + " "
-        + System.getProperty("java.version") + ", max heap " + Runtime.getRuntime().maxMemory() / (1 << 20) + " MiB");
-    line("stack: embedded PostgreSQL + Temporal test server + channel stub + API, one JVM; client threads in the same JVM");
-    line("params: runs=" + runs + " B1 buyers=" + n + " units=" + units + " concurrency=" + c + " | B2 orders=" + e2e
-        + " | B3 orders=" + stormOrders + " copies=" + copies);
-    for (int i = 0; i < SUBJECTS; i++) buyers.add(api.login("t1", String.format("bench-u%02d", i)));
-    ExecutorService pool = Executors.newFixedThreadPool(c);
     Map<String, List<Double>> medians = new LinkedHashMap<>();
-    try {
-      // warm-up (JIT, pools, caches), not reported
-      StringBuilder keep = new StringBuilder(report);
-      b1(pool, 0, Math.min(n, 200), Math.min(units, 50), new LinkedHashMap<>());
-      b2(pool, 0, Math.min(e2e, 20), new LinkedHashMap<>());
-      report.setLength(0);
-      report.append(keep).append("(warm-up run 0 not reported)\n");
-      for (int r = 1; r <= runs; r++) b1(pool, r, n, units, medians);
-      for (int r = 1; r <= runs; r++) b2(pool, r, e2e, medians);
-      for (int r = 1; r <= runs; r++) b3(pool, r, stormOrders, copies, medians);
-    } finally {
-      pool.shutdown();
+    for (int r = 1; r <= o.runs(); r++) {
+      line("");
+      line("run " + r + ":");
+      Map<String, Measured> thisRun = new LinkedHashMap<>();
+      for (String s : scenarios()) {
+        // b1's units (--units) only for the measured runs: the warm-up's SKU is sized to its own buyers
+      List<String> sizes = s.equals("b1") && o.units() > 0 ? List.of("--stock", String.valueOf(o.units())) : List.of();
+      Measured m = load(s, r, sizes, o.profile());
+        thisRun.put(s, m);
+        collect(medians, m);
+        if (s.equals("b1")) memory(medians);
+      }
+      ratios(thisRun, medians);
     }
     line("");
-    line("medians over " + runs + " runs:");
-    medians.forEach((k, v) -> line(medianLine(k, v)));
-    return report.toString();
+    line("medians over " + o.runs() + " runs:");
+    medians.forEach((k, v) -> line(Stats.medianLine(k, v)));
+    line(broken ? "!! an invariant broke (see the !! lines)" : "invariants held in every run; reconcile clean after every scenario");
+    write("bench-" + o.stamp() + ".txt", report.toString());
+    return broken ? 1 : 0;
   }
 
-  private void b1(ExecutorService pool, int r, int n, int units, Map<String, List<Double>> m) throws Exception {
-    String sku = "bench-b1-" + r;
-    sku(sku, units);
-    List<Callable<Timed>> calls = new ArrayList<>();
-    for (int i = 0; i < n; i++) {
-      HttpJson b = buyers.get(i % SUBJECTS);
-      Map<String, Object> body = Map.of("request_key", "b1-" + r + "-" + i, "sku", sku, "quantity", 1);
-      calls.add(() -> {
-        long t0 = System.nanoTime();
-        HttpJson.Reply reply = b.post("/orders", body);
-        return new Timed(reply.status(), reply.text("outcome"), System.nanoTime() - t0);
-      });
-    }
-    long t0 = System.nanoTime();
-    List<Timed> results = all(pool, calls);
-    double seconds = (System.nanoTime() - t0) / 1e9;
-    List<Long> created = latencies(results, "CREATED");
-    List<Long> soldOut = latencies(results, "SOLD_OUT");
-    long rows = count("SELECT count(*) FROM orders WHERE sku = ?", sku);
-    long remaining = count("SELECT remaining FROM sku WHERE tenant = 't1' AND sku = ?", sku);
-    long oversell = Math.max(0, rows - units);
-    double httpRate = created.size() / seconds;
-
-    // the same admission transaction, straight over JDBC: no HTTP, no Temporal
-    String jsku = "bench-b1j-" + r;
-    sku(jsku, units);
-    OrderActivitiesImpl admission = new OrderActivitiesImpl(w.db(), Duration.ofMinutes(1));
-    List<Callable<Timed>> direct = new ArrayList<>();
-    for (int i = 0; i < n; i++) {
-      CreateOrder req = new CreateOrder("t1", String.format("bench-u%02d", i % SUBJECTS), "b1j-" + r + "-" + i, jsku, 1, null);
-      direct.add(() -> {
-        long s = System.nanoTime();
-        CreateResult res = admission.reserve(req, "bench-jdbc");
-        return new Timed(0, res.outcome().name(), System.nanoTime() - s);
-      });
-    }
-    long j0 = System.nanoTime();
-    List<Timed> jres = all(pool, direct);
-    double jseconds = (System.nanoTime() - j0) / 1e9;
-    List<Long> jcreated = latencies(jres, "CREATED");
-    double jdbcRate = jcreated.size() / jseconds;
-    // the ceiling's orders have no workflow: cancel them so nothing is left non-final without one
-    for (String id : column("SELECT order_id FROM orders WHERE sku = ?", jsku)) admission.cancel(id, "bench cleanup");
-
-    line(String.format("B1 run %d: %d buyers for %d units in %.2f s: created=%d sold_out=%d other=%d created/s=%.1f"
-            + " p50/p99 CREATED=%.1f/%.1f ms SOLD_OUT=%.1f/%.1f ms oversell=%d remaining=%d | JDBC ceiling created/s=%.1f"
-            + " p50/p99=%.1f/%.1f ms | ratio http/jdbc=%.3f",
-        r, n, units, seconds, created.size(), soldOut.size(), n - created.size() - soldOut.size(), httpRate,
-        pct(created, 50), pct(created, 99), pct(soldOut, 50), pct(soldOut, 99), oversell, remaining, jdbcRate,
-        pct(jcreated, 50), pct(jcreated, 99), httpRate / jdbcRate));
-    put(m, "B1 created/s", httpRate);
-    put(m, "B1 CREATED p50 ms", pct(created, 50));
-    put(m, "B1 CREATED p99 ms", pct(created, 99));
-    put(m, "B1 SOLD_OUT p50 ms", pct(soldOut, 50));
-    put(m, "B1 SOLD_OUT p99 ms", pct(soldOut, 99));
-    put(m, "B1 JDBC created/s", jdbcRate);
-    put(m, "B1 ratio http/jdbc x1000", 1000 * httpRate / jdbcRate);
-    if (oversell != 0 || created.size() != units) line("  !! B1 invariant broken: oversell=" + oversell);
-  }
-
-  private void b2(ExecutorService pool, int r, int orders, Map<String, List<Double>> m) throws Exception {
-    String sku = "bench-b2-" + r;
-    sku(sku, orders);
-    long notesBefore = count("SELECT count(*) FROM payment_notification");
-    List<Callable<Timed>> calls = new ArrayList<>();
-    for (int i = 0; i < orders; i++) {
-      HttpJson b = buyers.get(i % SUBJECTS);
-      Map<String, Object> body = Map.of("request_key", "b2-" + r + "-" + i, "sku", sku, "quantity", 1);
-      calls.add(() -> {
-        String id = b.post("/orders", body).text("order_id");
-        long t0 = System.nanoTime();
-        HttpJson.Reply pay = b.post("/orders/" + id + "/pay", null);
-        return new Timed(pay.status(), pay.text("status"), System.nanoTime() - t0);
-      });
-    }
-    long t0 = System.nanoTime();
-    List<Timed> results = all(pool, calls);
-    long deadline = System.currentTimeMillis() + 120_000;
-    while (count("SELECT count(*) FROM payment_notification WHERE effect IS NOT NULL") - notesBefore < orders
-        && System.currentTimeMillis() < deadline) {
-      Thread.sleep(20);
-    }
-    double seconds = (System.nanoTime() - t0) / 1e9;
-    List<Long> paid = latencies(results, "PAID");
-    long paidRows = count("SELECT count(*) FROM orders WHERE sku = ? AND status = 'PAID'", sku);
-    line(String.format("B2 run %d: %d orders create→pay→callback in %.2f s: PAID=%d orders/s=%.1f pay p50/p99=%.1f/%.1f ms",
-        r, orders, seconds, paidRows, paidRows / seconds, pct(paid, 50), pct(paid, 99)));
-    put(m, "B2 orders/s", paidRows / seconds);
-    put(m, "B2 pay p50 ms", pct(paid, 50));
-    put(m, "B2 pay p99 ms", pct(paid, 99));
-  }
-
-  private void b3(ExecutorService pool, int r, int orders, int copies, Map<String, List<Double>> m) throws Exception {
-    String sku = "bench-b3-" + r;
-    sku(sku, orders);
-    List<String> ids = new ArrayList<>();
-    List<Callable<Timed>> setup = new ArrayList<>();
-    for (int i = 0; i < orders; i++) {
-      HttpJson b = buyers.get(i % SUBJECTS);
-      Map<String, Object> body = Map.of("request_key", "b3-" + r + "-" + i, "sku", sku, "quantity", 1);
-      setup.add(() -> {
-        String id = b.post("/orders", body).text("order_id");
-        channel.post("/_faults", Map.of("merchant_order", id, "reply_delay_ms", 1200, "hold_callbacks", true));
-        HttpJson.Reply pay = b.post("/orders/" + id + "/pay", null);
-        return new Timed(pay.status(), id, 0);
-      });
-    }
-    for (Timed t : all(pool, setup)) ids.add(t.outcome());
-    List<Callable<Timed>> storm = new ArrayList<>();
-    for (String id : ids) {
-      String txn = channel.get("/charges/" + id).text("txn");
-      Map<String, Object> notice = Map.of("notify_id", "ntf-b3-" + id, "merchant_order", id, "kind", "CHARGED",
-          "amount", 1990, "txn", txn);
-      for (int k = 0; k < copies; k++) {
-        storm.add(() -> {
-          long t0 = System.nanoTime();
-          HttpJson.Reply reply = api.post("/callbacks/payment", notice);
-          return new Timed(reply.status(), String.valueOf(reply.status()), System.nanoTime() - t0);
-        });
+  /** B1 and B2 over clients x stock, beside the JDBC ceiling at the same clients; returns the exit code. */
+  int sweep() throws Exception {
+    header();
+    line("sweep: clients " + SWEEP_CLIENTS + " x stock " + SWEEP_STOCK + ", each point <= " + o.sweepRequests()
+        + " requests or " + o.sweepSeconds() + " s; JDBC ceiling pool=" + o.jdbcPool());
+    load("b1", 0, warmUpSizes("b1"), false);
+    load("b2", 0, warmUpSizes("b2"), false);
+    List<SweepPoint> points = new ArrayList<>();
+    String n = String.valueOf(o.sweepRequests());
+    String secs = String.valueOf(o.sweepSeconds());
+    for (int clients : SWEEP_CLIENTS) {
+      String c = String.valueOf(clients);
+      ScenarioResult jdbc = load("jdbc", 1, List.of("--concurrency", c, "--buyers", n, "--max-seconds", secs,
+          "--skip-reconcile"), false).result();
+      for (int stock : SWEEP_STOCK) {
+        String s = String.valueOf(stock);
+        ScenarioResult b1 = load("b1", 1, List.of("--concurrency", c, "--buyers", n, "--stock", s, "--max-seconds",
+            secs, "--skip-reconcile"), false).result();
+        points.add(new SweepPoint(clients, stock, "b1", b1.requests(), b1.rate(), b1.metric("sold_out/s"), b1.p50Ms(),
+            b1.p99Ms(), jdbc.rate()));
+        int orders = Math.min(stock, o.sweepRequests());
+        ScenarioResult b2 = load("b2", 1, List.of("--concurrency", c, "--orders", String.valueOf(orders), "--stock", s,
+            "--max-seconds", secs, "--skip-reconcile"), false).result();
+        points.add(new SweepPoint(clients, stock, "b2", b2.requests(), b2.rate(), Double.NaN, b2.p50Ms(), b2.p99Ms(),
+            jdbc.rate()));
       }
     }
-    Collections.shuffle(storm, new java.util.Random(r));
-    long t0 = System.nanoTime();
-    List<Timed> accepted = all(pool, storm);
-    double acceptSeconds = (System.nanoTime() - t0) / 1e9;
-    long deadline = System.currentTimeMillis() + 300_000;
-    int total = orders * copies;
-    while (count("SELECT count(*) FROM payment_notification WHERE notify_id LIKE ? AND effect IS NOT NULL",
-        "ntf-b3-%") < (long) total * r && System.currentTimeMillis() < deadline) {
-      Thread.sleep(20);
+    Load.Reconciled rec = Load.reconcile(new HttpJson(adminUrl, null), Duration.ofSeconds(120));
+    line("reconcile after the sweep: " + rec.verdict());
+    if (!rec.clean()) flag("reconcile not clean after the sweep");
+    String table = "# flashsale sweep " + o.stamp() + "\n\n" + report + "\n" + SweepTable.markdown(points)
+        + "\nb1: throughput = created/s (sold-out/s beside it once the stock is gone); b2: PAID orders/s, p50/p99 of the"
+        + " pay call. JDBC ceiling: the same admission transaction over JDBC at the same clients.\n";
+    write("sweep-" + o.stamp() + ".md", table);
+    out.println(SweepTable.markdown(points));
+    // the plot (io.flashsale.tools.bench.LinePlot, in review elsewhere) draws SweepTable.series(points, false) and
+    // SweepTable.series(points, true) into sweep-<stamp>.png: its call goes here once it is merged
+    return broken ? 1 : 0;
+  }
+
+  private List<String> scenarios() {
+    List<String> s = new ArrayList<>(List.of("b1", "b1-sold-out", "jdbc"));
+    if (pgbench) s.add("pgbench");
+    s.addAll(List.of("b2", "b3"));
+    return s;
+  }
+
+  /** Small sizes for the warm-up pass (JIT, pools and caches on both sides), never above the measured ones. */
+  private List<String> warmUpSizes(String scenario) {
+    return switch (scenario) {
+      case "b1", "b1-sold-out", "jdbc" -> List.of("--buyers", String.valueOf(Math.min(500, o.buyers())));
+      case "pgbench" -> List.of("--pgbench-seconds", String.valueOf(Math.min(2, o.pgbenchSeconds())));
+      case "b2" -> List.of("--orders", String.valueOf(Math.min(100, o.orders())));
+      case "b3" -> List.of("--storm-orders", String.valueOf(Math.min(5, o.stormOrders())), "--copies",
+          String.valueOf(Math.min(10, o.copies())));
+      default -> List.of();
+    };
+  }
+
+  // ---------------------------------------------------------------- the load JVM
+
+  /** Runs one scenario in a child JVM; samples CPU (and records JFR) between its MARK lines. */
+  private Measured load(String scenario, int run, List<String> overrides, boolean profile) throws Exception {
+    List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        "-Xmx" + o.loadHeap()));
+    if (profile) {
+      cmd.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="
+          + jfrFile("load-" + scenario + "-r" + run).toAbsolutePath());
+      cmd.add("-Xlog:jfr+startup=warning"); // its banner would land among the load's output lines
     }
-    double applySeconds = (System.nanoTime() - t0) / 1e9;
-    long paidEffects = count("SELECT count(*) FROM payment_notification n JOIN orders o ON o.order_id = n.merchant_order"
-        + " WHERE o.sku = ? AND n.effect = 'PAID'", sku);
-    long events = count("SELECT count(*) FROM outbox e JOIN orders o ON o.order_id = e.order_id WHERE o.sku = ?"
-        + " AND e.event_type = 'ORDER_PAID'", sku);
-    long toPaid = count("SELECT count(*) FROM order_transition t JOIN orders o ON o.order_id = t.order_id"
-        + " WHERE o.sku = ? AND t.to_status = 'PAID'", sku);
-    List<Long> lat = latencies(accepted, "200");
-    line(String.format("B3 run %d: %d callbacks for %d orders: accepted in %.2f s (%.1f/s, p50/p99 %.1f/%.1f ms),"
-            + " all applied after %.2f s (%.1f notices/s); PAID effects=%d transitions to PAID=%d ORDER_PAID events=%d"
-            + " (expected %d each)",
-        r, total, orders, acceptSeconds, total / acceptSeconds, pct(lat, 50), pct(lat, 99), applySeconds,
-        total / applySeconds, paidEffects, toPaid, events, orders));
-    put(m, "B3 accepted/s", total / acceptSeconds);
-    put(m, "B3 applied notices/s", total / applySeconds);
-    if (paidEffects != orders || toPaid != orders || events != orders) {
-      line("  !! B3 invariant broken: effects not exactly once");
+    cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), FlashsaleApplication.class.getName(), "load",
+        "--scenario", scenario, "--run", String.valueOf(run), "--api", apiUrl, "--admin", adminUrl,
+        "--channel", w.channelUrl(), "--database-url", w.jdbcUrl(), "--concurrency", String.valueOf(o.concurrency()),
+        "--buyers", String.valueOf(o.buyers()), "--jdbc-pool", String.valueOf(o.jdbcPool()),
+        "--orders", String.valueOf(o.orders()), "--storm-orders", String.valueOf(o.stormOrders()),
+        "--copies", String.valueOf(o.copies()), "--pgbench-seconds", String.valueOf(o.pgbenchSeconds())));
+    cmd.addAll(overrides); // argparse keeps the last of a repeated option
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
+    if (w.callbackSecret() != null) pb.environment().put("FLASHSALE_CALLBACK_SECRET", w.callbackSecret());
+    Process child = pb.start();
+    ProcessHandle handle = child.toHandle();
+    CpuSplit.Sample start = null;
+    CpuSplit.Sample end = null;
+    ScenarioResult result = null;
+    jdk.jfr.Recording recording = null;
+    try (BufferedReader lines = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
+      for (String l = lines.readLine(); l != null; l = lines.readLine()) {
+        if (l.equals(Load.MARK_START)) {
+          if (profile) recording = startRecording();
+          start = cpu.sample(handle);
+        } else if (l.equals(Load.MARK_END)) {
+          end = cpu.sample(handle);
+          if (recording != null) dump(recording, "service-" + scenario + "-r" + run);
+          recording = null;
+        } else if (l.startsWith(ScenarioResult.PREFIX)) {
+          result = ScenarioResult.parse(l).orElseThrow();
+        } else if (run > 0) {
+          line(l.startsWith("  ") ? l : "  " + l);
+        } else {
+          out.println("  (warm-up) " + l);
+        }
+      }
+    } finally {
+      if (recording != null) recording.close();
+    }
+    int code = child.waitFor();
+    if (result == null) throw new IllegalStateException("load " + scenario + " printed no RESULT (exit " + code + ")");
+    CpuSplit split = start == null || end == null ? null : CpuSplit.between(start, end, cores);
+    if (split != null && run > 0) line("    " + split.line());
+    if (!result.ok()) flag(scenario + (run == 0 ? " warm-up" : " run " + run) + " broke an invariant: " + result.broken());
+    return new Measured(result, split);
+  }
+
+  private jdk.jfr.Recording startRecording() throws Exception {
+    jdk.jfr.Recording r = new jdk.jfr.Recording(jdk.jfr.Configuration.getConfiguration("profile"));
+    r.start();
+    return r;
+  }
+
+  private void dump(jdk.jfr.Recording r, String name) throws IOException {
+    r.stop();
+    Path f = jfrFile(name);
+    r.dump(f);
+    r.close();
+    // io.flashsale.tools.bench.JfrSummary (in review elsewhere) turns f into text for the report here once merged
+    line("    JFR " + f);
+  }
+
+  private Path jfrFile(String name) throws IOException {
+    Files.createDirectories(o.outDir());
+    return o.outDir().resolve("profile-" + name + "-" + o.stamp() + ".jfr");
+  }
+
+  // ---------------------------------------------------------------- what the report adds
+
+  private void collect(Map<String, List<Double>> m, Measured x) {
+    ScenarioResult r = x.result();
+    put(m, r.scenario() + " " + r.rateUnit(), r.rate());
+    put(m, r.scenario() + " p50 ms", r.p50Ms());
+    put(m, r.scenario() + " p99 ms", r.p99Ms());
+    if (r.scenario().equals("b1")) put(m, "b1 oversell", r.metric("oversell"));
+    if (r.scenario().equals("b3")) put(m, "b3 applied notices/s", r.metric("applied notices/s"));
+    if (x.cpu() != null) {
+      put(m, r.scenario() + " client cpu %", 100 * x.cpu().clientShare());
+      put(m, r.scenario() + " service cpu %", 100 * x.cpu().serviceShare());
     }
   }
 
-  private void sku(String sku, int total) {
-    admin.post("/tasks/sku?tenant=t1&sku=" + sku + "&total=" + total + "&unit_price=1990&per_user_limit=100000", null);
-  }
-
-  private static List<Timed> all(ExecutorService pool, List<Callable<Timed>> calls) throws Exception {
-    CountDownLatch go = new CountDownLatch(1);
-    List<Future<Timed>> fs = new ArrayList<>();
-    for (Callable<Timed> call : calls) {
-      fs.add(pool.submit(() -> {
-        go.await();
-        return call.call();
-      }));
+  private void ratios(Map<String, Measured> run, Map<String, List<Double>> m) {
+    double b1 = run.get("b1").result().rate();
+    double jdbc = run.get("jdbc").result().rate();
+    StringBuilder sb = new StringBuilder(String.format("  ratio service/jdbc = %.3f", b1 / jdbc));
+    put(m, "ratio b1/jdbc x1000", 1000 * b1 / jdbc);
+    if (run.containsKey("pgbench")) {
+      double pg = run.get("pgbench").result().rate();
+      sb.append(String.format(", service/pgbench = %.3f, jdbc/pgbench = %.3f", b1 / pg, jdbc / pg));
+      put(m, "ratio b1/pgbench x1000", 1000 * b1 / pg);
     }
-    go.countDown();
-    List<Timed> out = new ArrayList<>();
-    for (Future<Timed> f : fs) out.add(f.get());
-    return out;
+    line(sb.toString());
   }
 
-  /** The latencies (ns) of the results with this outcome, sorted. */
-  static List<Long> latencies(List<Timed> results, String outcome) {
-    List<Long> l = new ArrayList<>();
-    for (Timed t : results) if (outcome.equals(t.outcome())) l.add(t.nanos());
-    Collections.sort(l);
-    return l;
+  /** Heap after a full GC (this JVM is the service) and what the service keeps open after B1. */
+  private void memory(Map<String, List<Double>> m) {
+    System.gc();
+    System.gc();
+    long used = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+    Memory mem = w.engine() == TemporalEngine.EMBEDDED
+        ? new Memory(used, openOrders(), "orders not final (the in-memory engine cannot count workflows)")
+        : new Memory(used, runningWorkflows(), "running workflows");
+    line(String.format("    memory after b1: heap used after full GC %.1f MiB; %d %s", used / 1048576.0, mem.live(),
+        mem.liveWhat()));
+    put(m, "heap after b1 MiB", used / 1048576.0);
   }
 
-  /** Nearest-rank percentile p of sorted latencies, in ms; NaN when there are none. */
-  static double pct(List<Long> sorted, int p) {
-    if (sorted.isEmpty()) return Double.NaN;
-    int i = (int) Math.ceil(p / 100.0 * sorted.size()) - 1;
-    return sorted.get(Math.max(0, Math.min(sorted.size() - 1, i))) / 1e6;
+  private long runningWorkflows() {
+    return w.temporal().service().blockingStub().countWorkflowExecutions(
+        io.temporal.api.workflowservice.v1.CountWorkflowExecutionsRequest.newBuilder()
+            .setNamespace(w.temporal().client().getOptions().getNamespace())
+            .setQuery("ExecutionStatus=\"Running\"").build()).getCount();
   }
 
-  static double median(List<Double> v) {
-    List<Double> s = new ArrayList<>(v);
-    Collections.sort(s);
-    int n = s.size();
-    return n % 2 == 1 ? s.get(n / 2) : (s.get(n / 2 - 1) + s.get(n / 2)) / 2;
+  private long openOrders() {
+    return w.db().read(c -> {
+      try (PreparedStatement ps = c.prepareStatement(
+          "SELECT count(*) FROM orders WHERE status NOT IN ('PAID', 'FAILED', 'CANCELLED', 'REFUNDED')");
+          ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    });
   }
 
-  /** One line of the summary: the metric and the median of its runs. */
-  static String medianLine(String metric, List<Double> runs) {
-    return String.format("  %-28s %10.1f", metric, median(runs));
+  private void header() {
+    line("# flashsale bench " + java.time.Instant.now());
+    line("machine: " + System.getProperty("os.name") + " " + System.getProperty("os.arch") + ", " + cores + " cores, "
+        + System.getProperty("java.vm.name") + " " + System.getProperty("java.version") + ", service max heap "
+        + Runtime.getRuntime().maxMemory() / (1 << 20) + " MiB");
+    line("engine: " + w.engine().configName() + " | stack: embedded PostgreSQL + Temporal " + w.engine().configName()
+        + " + channel stub + API in the service JVM; load in a child JVM over HTTP");
+    line("service CPU = " + cpu.describe() + "; client CPU = the load JVM (+ pgbench); shares of " + cores
+        + " cores x wall time");
+    line("service log: WARNs of " + BenchCommand.CANCELLED_PROMISES_LOGGER + " (a stack trace per cancelled timer"
+        + " promise) are off during the bench");
   }
 
+  /** PostgreSQL's postmaster (from its pid file): zonky's pg_ctl may leave it outside this JVM's tree. */
+  private List<ProcessHandle> postmaster() {
+    if (w.stack() == null) return List.of();
+    try {
+      String first = Files.readAllLines(w.stack().postgresDir().toPath().resolve("postmaster.pid")).get(0).trim();
+      return ProcessHandle.of(Long.parseLong(first)).map(List::of).orElse(List.of());
+    } catch (IOException | RuntimeException e) {
+      return List.of();
+    }
+  }
+
+  private void flag(String what) {
+    broken = true;
+    line("  !! " + what);
+  }
+
+  private void write(String name, String text) throws IOException {
+    Files.createDirectories(o.outDir());
+    Path f = o.outDir().resolve(name);
+    Files.writeString(f, text);
+    out.println("\nwritten to " + f);
+  }
+
+  private static boolean onPath(String program) {
+    String path = Optional.ofNullable(System.getenv("PATH")).orElse("");
+    for (String dir : path.split(java.io.File.pathSeparator)) {
+      if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, program))) return true;
+    }
+    return false;
+  }
+
+  /** A figure nobody measured (NaN) is left out: the median is over the runs that had it. */
   private static void put(Map<String, List<Double>> m, String k, double v) {
+    if (Double.isNaN(v)) return;
     m.computeIfAbsent(k, x -> new ArrayList<>()).add(v);
-  }
-
-  private long count(String sql, Object... args) {
-    return w.db().read(c -> {
-      try (PreparedStatement ps = c.prepareStatement(sql)) {
-        for (int i = 0; i < args.length; i++) ps.setObject(i + 1, args[i]);
-        try (ResultSet rs = ps.executeQuery()) {
-          rs.next();
-          return rs.getLong(1);
-        }
-      }
-    });
-  }
-
-  private List<String> column(String sql, Object... args) {
-    return w.db().read(c -> {
-      try (PreparedStatement ps = c.prepareStatement(sql)) {
-        for (int i = 0; i < args.length; i++) ps.setObject(i + 1, args[i]);
-        List<String> outList = new ArrayList<>();
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) outList.add(rs.getString(1));
-        }
-        return outList;
-      }
-    });
   }
 
   private void line(String s) {

@@ -2,33 +2,42 @@ package io.flashsale.tools;
 
 import io.flashsale.launcher.FlashsaleApplication;
 import io.flashsale.launcher.FlashsaleConfiguration;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
+import net.sourceforge.argparse4j.impl.Arguments;
 import net.sourceforge.argparse4j.inf.Namespace;
 import net.sourceforge.argparse4j.inf.Subparser;
 
 /**
- * ./flashsale bench: the embedded stack, benchmarks B1–B3 (docs/DESIGN.md §Experiments, benchmarks),
- * results to evidence/bench/.
+ * ./flashsale bench: the embedded stack in this JVM (the service), each scenario in a child
+ * `./flashsale load` JVM (docs/DESIGN.md §Experiments, benchmarks); results to evidence/bench/.
+ * With --sweep: B1 and B2 over clients x stock beside the JDBC ceiling, as a markdown table.
  */
 public class BenchCommand extends StackScriptCommand {
 
   public BenchCommand(FlashsaleApplication app) {
-    super(app, "bench", "start the embedded stack, run benchmarks B1-B3, write evidence/bench/");
+    super(app, "bench", "start the embedded stack, run the benchmarks from a load JVM, write evidence/bench/");
   }
 
   @Override
   public void configure(Subparser subparser) {
     super.configure(subparser);
     subparser.addArgument("--runs").type(Integer.class).setDefault(3);
-    subparser.addArgument("--buyers").type(Integer.class).setDefault(2000).help("B1 buyers (distinct keys)");
-    subparser.addArgument("--units").type(Integer.class).setDefault(400).help("B1 units on sale");
-    subparser.addArgument("--concurrency").type(Integer.class).setDefault(32);
-    subparser.addArgument("--orders").type(Integer.class).setDefault(200).help("B2 orders end to end");
-    subparser.addArgument("--storm-orders").type(Integer.class).setDefault(20).help("B3 orders");
-    subparser.addArgument("--copies").type(Integer.class).setDefault(50).help("B3 callbacks per order");
+    subparser.addArgument("--buyers").type(Integer.class).setDefault(10_000).help("b1, b1-sold-out, jdbc: requests (distinct keys)");
+    subparser.addArgument("--units").type(Integer.class).setDefault(0)
+        .help("b1 units on sale; 0 = twice the buyers, so it never sells out during the run");
+    subparser.addArgument("--concurrency").type(Integer.class).setDefault(64).help("clients of every scenario");
+    subparser.addArgument("--jdbc-pool").type(Integer.class).setDefault(4).help("the JDBC ceiling's connections");
+    subparser.addArgument("--orders").type(Integer.class).setDefault(2000).help("b2 orders end to end");
+    subparser.addArgument("--storm-orders").type(Integer.class).setDefault(20).help("b3 orders");
+    subparser.addArgument("--copies").type(Integer.class).setDefault(50).help("b3 callbacks per order");
+    subparser.addArgument("--pgbench-seconds").type(Integer.class).setDefault(8);
+    subparser.addArgument("--load-heap").setDefault("1g").help("-Xmx of the load JVM");
+    subparser.addArgument("--profile").action(Arguments.storeTrue()).help("JFR of the service and the load JVM per scenario");
+    subparser.addArgument("--sweep").action(Arguments.storeTrue()).help("b1/b2 over clients x stock instead");
+    subparser.addArgument("--sweep-requests").type(Integer.class).setDefault(2000).help("sweep: requests per point at most");
+    subparser.addArgument("--sweep-seconds").type(Integer.class).setDefault(4).help("sweep: seconds per point at most");
     subparser.addArgument("--out").setDefault("evidence/bench");
   }
 
@@ -37,19 +46,36 @@ public class BenchCommand extends StackScriptCommand {
       FlashsaleConfiguration cfg) throws Exception {
     // before the application runs: B3's orders stay UNKNOWN until the storm's notices converge them
     cfg.orders.unknownFirstQueryMs = 600_000;
+    quietCancelledPromises();
     super.run(bootstrap, ns, cfg);
+  }
+
+  /** The logger whose WARN (with stack trace) for every cancelled timer promise the bench silences. */
+  static final String CANCELLED_PROMISES_LOGGER = "io.temporal.internal.sync.DeterministicRunnerImpl";
+
+  /**
+   * Under load the SDK warns, with a stack trace, about every cancelled timer promise nobody read:
+   * thousands of console lines that bury the report and cost the service CPU the run would charge
+   * to it. The bench header says they are off.
+   */
+  private static void quietCancelledPromises() {
+    // the logging is configured by now (ConfiguredCommand does it before run): set the level itself
+    ((ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(CANCELLED_PROMISES_LOGGER))
+        .setLevel(ch.qos.logback.classic.Level.ERROR);
+  }
+
+  static Bench.Options options(Namespace ns) {
+    return new Bench.Options(ns.getInt("runs"), ns.getInt("buyers"), ns.getInt("units"), ns.getInt("concurrency"), ns.getInt("jdbc_pool"),
+        ns.getInt("orders"), ns.getInt("storm_orders"), ns.getInt("copies"), ns.getInt("pgbench_seconds"),
+        ns.getString("load_heap"), ns.getBoolean("profile"), Path.of(ns.getString("out")),
+        LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")), ns.getInt("sweep_requests"),
+        ns.getInt("sweep_seconds"));
   }
 
   @Override
   protected int script(FlashsaleApplication.Wiring w, Namespace ns) throws Exception {
-    Bench bench = new Bench(w, "http://127.0.0.1:" + w.apiPort(), "http://127.0.0.1:" + w.adminPort(), System.out);
-    String report = bench.run(ns.getInt("runs"), ns.getInt("buyers"), ns.getInt("units"), ns.getInt("concurrency"),
-        ns.getInt("orders"), ns.getInt("storm_orders"), ns.getInt("copies"));
-    Path dir = Path.of(ns.getString("out"));
-    Files.createDirectories(dir);
-    Path file = dir.resolve("bench-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")) + ".txt");
-    Files.writeString(file, report);
-    System.out.println("\nwritten to " + file);
-    return 0;
+    Bench bench = new Bench(w, "http://127.0.0.1:" + w.apiPort(), "http://127.0.0.1:" + w.adminPort(), options(ns),
+        System.out);
+    return ns.getBoolean("sweep") ? bench.sweep() : bench.run();
   }
 }

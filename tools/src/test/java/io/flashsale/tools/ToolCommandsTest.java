@@ -2,6 +2,7 @@ package io.flashsale.tools;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.dropwizard.core.cli.Command;
@@ -9,7 +10,6 @@ import io.dropwizard.core.setup.Bootstrap;
 import io.flashsale.launcher.FlashsaleApplication;
 import io.flashsale.launcher.FlashsaleConfiguration;
 import java.util.List;
-import java.util.Map;
 import net.sourceforge.argparse4j.ArgumentParsers;
 import net.sourceforge.argparse4j.inf.ArgumentParser;
 import net.sourceforge.argparse4j.inf.ArgumentParserException;
@@ -27,27 +27,50 @@ class ToolCommandsTest {
     app.initialize(bootstrap); // the launcher does not depend on tools: only the ServiceLoader entry brings them
 
     List<String> names = bootstrap.getCommands().stream().map(Command::getName).toList();
-    assertTrue(names.containsAll(List.of("demo", "bench")), names.toString());
+    assertTrue(names.containsAll(List.of("demo", "bench", "load")), names.toString());
   }
 
   @Test
-  void benchOptionsReachTheScriptUnderTheNamesItReads() throws ArgumentParserException {
-    Namespace ns = parse(new BenchCommand(app), "--runs", "1", "--buyers", "10", "--units", "5", "--concurrency", "2",
-        "--orders", "3", "--storm-orders", "4", "--copies", "6", "--out", "target/bench");
+  void benchOptionsReachTheBenchUnderTheNamesItReads() throws ArgumentParserException {
+    Namespace ns = parse(new BenchCommand(app), "--runs", "1", "--buyers", "10", "--units", "5", "--concurrency", "2", "--jdbc-pool", "3",
+        "--orders", "3", "--storm-orders", "4", "--copies", "6", "--pgbench-seconds", "2", "--load-heap", "512m",
+        "--profile", "--sweep-requests", "50", "--sweep-seconds", "1", "--out", "target/bench");
 
-    assertEquals(Map.of("runs", 1, "buyers", 10, "units", 5, "concurrency", 2, "orders", 3, "storm_orders", 4,
-        "copies", 6), benchNumbers(ns));
-    assertEquals("target/bench", ns.getString("out"));
+    Bench.Options o = BenchCommand.options(ns);
+    assertEquals(List.of(1, 10, 2, 3, 3, 4, 6, 2, 50, 1), List.of(o.runs(), o.buyers(), o.concurrency(), o.jdbcPool(),
+        o.orders(), o.stormOrders(), o.copies(), o.pgbenchSeconds(), o.sweepRequests(), o.sweepSeconds()));
+    assertEquals("512m", o.loadHeap());
+    assertEquals(5, o.units());
+    assertTrue(o.profile());
+    assertEquals(java.nio.file.Path.of("target/bench"), o.outDir());
   }
 
   @Test
   void aBenchWithoutOptionsRunsTheDocumentedDefaults() throws ArgumentParserException {
     Namespace ns = parse(new BenchCommand(app));
 
-    // three runs of each benchmark, at the sizes the recorded results in evidence/bench/ name
-    assertEquals(Map.of("runs", 3, "buyers", 2000, "units", 400, "concurrency", 32, "orders", 200, "storm_orders", 20,
-        "copies", 50), benchNumbers(ns));
-    assertEquals("evidence/bench", ns.getString("out"));
+    // three runs; 10 000 buyers and 2 000 end-to-end orders from 64 clients; the JDBC ceiling on 4 connections
+    Bench.Options o = BenchCommand.options(ns);
+    assertEquals(List.of(3, 10_000, 64, 4, 2000, 20, 50, 8), List.of(o.runs(), o.buyers(), o.concurrency(), o.jdbcPool(),
+        o.orders(), o.stormOrders(), o.copies(), o.pgbenchSeconds()));
+    assertFalse(o.profile());
+    assertEquals(0, o.units(), "b1's stock: twice the buyers");
+    assertFalse(ns.getBoolean("sweep"));
+    assertEquals(java.nio.file.Path.of("evidence/bench"), o.outDir());
+  }
+
+  @Test
+  void theLoadCommandNeedsTheDatabaseAndDefaultsToTheLocalService() throws ArgumentParserException {
+    Namespace ns = parse(new LoadCommand(), "--scenario", "b2", "--database-url", "jdbc:postgresql://localhost:5432/postgres");
+
+    assertEquals("b2", ns.getString("scenario"));
+    assertEquals("http://127.0.0.1:8080", ns.getString("api"));
+    assertEquals(64, ns.getInt("concurrency"));
+    assertEquals(10_000, ns.getInt("buyers"));
+    assertEquals(4, ns.getInt("jdbc_pool"));
+    assertFalse(ns.getBoolean("skip_reconcile"));
+    assertThrows(ArgumentParserException.class, () -> parse(new LoadCommand(), "--scenario", "b1"));
+    assertThrows(ArgumentParserException.class, () -> parse(new LoadCommand(), "--scenario", "b9", "--database-url", "x"));
   }
 
   @Test
@@ -56,13 +79,6 @@ class ToolCommandsTest {
 
     assertFalse(demo.keepRunning(parse(demo)));
     assertTrue(demo.keepRunning(parse(demo, "--keep")));
-  }
-
-  /** The numbers BenchCommand.script reads, under the names it reads them by. */
-  private static Map<String, Integer> benchNumbers(Namespace ns) {
-    return Map.of("runs", ns.getInt("runs"), "buyers", ns.getInt("buyers"), "units", ns.getInt("units"),
-        "concurrency", ns.getInt("concurrency"), "orders", ns.getInt("orders"), "storm_orders",
-        ns.getInt("storm_orders"), "copies", ns.getInt("copies"));
   }
 
   /** The command's arguments as the launcher's command line parses them (no configuration file). */

@@ -1,0 +1,105 @@
+package io.flashsale.tools;
+
+import io.dropwizard.core.cli.Command;
+import io.dropwizard.core.setup.Bootstrap;
+import io.flashsale.tools.bench.Load;
+import io.flashsale.tools.bench.ScenarioResult;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import net.sourceforge.argparse4j.impl.Arguments;
+import net.sourceforge.argparse4j.inf.Namespace;
+import net.sourceforge.argparse4j.inf.Subparser;
+
+/**
+ * ./flashsale load: one load scenario against a running service, from this JVM, like a real
+ * client. Prints a human line and one {@code RESULT {json}} line; exits 1 when an invariant broke.
+ * The database password comes from PGPASSWORD, the callback secret from FLASHSALE_CALLBACK_SECRET
+ * (environment, so they stay off the command line).
+ */
+public class LoadCommand extends Command {
+  public static final List<String> SCENARIOS = List.of("b1", "b1-sold-out", "jdbc", "pgbench", "b2", "b3");
+
+  public LoadCommand() {
+    super("load", "run one load scenario (b1, b1-sold-out, jdbc, pgbench, b2, b3) against a running service");
+  }
+
+  @Override
+  public void configure(Subparser p) {
+    p.addArgument("--scenario").choices(SCENARIOS.toArray(String[]::new)).setDefault("b1");
+    p.addArgument("--api").setDefault("http://127.0.0.1:8080");
+    p.addArgument("--admin").setDefault("http://127.0.0.1:8081");
+    p.addArgument("--channel").setDefault("http://127.0.0.1:8090");
+    p.addArgument("--database-url").required(true).help("JDBC URL of the service's database (user in it or --database-user)");
+    p.addArgument("--database-user").setDefault("postgres");
+    p.addArgument("--run").type(Integer.class).setDefault(1).help("run number, for names and the report");
+    p.addArgument("--concurrency").type(Integer.class).setDefault(64).help("clients (threads, pgbench clients)");
+    p.addArgument("--buyers").type(Integer.class).setDefault(10_000).help("b1, b1-sold-out, jdbc: requests (distinct keys)");
+    p.addArgument("--stock").type(Integer.class).setDefault(0).help("b1/b2 units on sale; 0 = twice the requests (never sells out)");
+    p.addArgument("--jdbc-pool").type(Integer.class).setDefault(4).help("jdbc: connections shared by the clients");
+    p.addArgument("--orders").type(Integer.class).setDefault(2000).help("b2: orders end to end");
+    p.addArgument("--storm-orders").type(Integer.class).setDefault(20).help("b3: orders");
+    p.addArgument("--copies").type(Integer.class).setDefault(50).help("b3: callbacks per order");
+    p.addArgument("--pgbench-seconds").type(Integer.class).setDefault(8);
+    p.addArgument("--max-seconds").type(Integer.class).setDefault(600).help("stop sending new requests after this");
+    p.addArgument("--skip-reconcile").action(Arguments.storeTrue()).help("no reconcile task after the scenario");
+    p.addArgument("--reconcile-seconds").type(Integer.class).setDefault(60).help("how long pending orders may converge");
+  }
+
+  @Override
+  public void run(Bootstrap<?> bootstrap, Namespace ns) throws Exception {
+    PrintStream out = System.out;
+    Load.Endpoints at = new Load.Endpoints(ns.getString("api"), ns.getString("admin"), ns.getString("channel"),
+        ns.getString("database_url"), ns.getString("database_user"), env("PGPASSWORD"), env("FLASHSALE_CALLBACK_SECRET"));
+    ScenarioResult r;
+    try (Load load = new Load(at, out)) {
+      r = runScenario(load, ns);
+      if (!ns.getBoolean("skip_reconcile")) {
+        Load.Reconciled rec = load.reconcile(Duration.ofSeconds(ns.getInt("reconcile_seconds")));
+        List<String> broken = new ArrayList<>(r.broken());
+        if (!rec.clean()) broken.add("reconcile not clean: " + rec.verdict());
+        r = new ScenarioResult(r.scenario(), r.run(), r.clients(), r.requests(), r.seconds(), r.rate(), r.rateUnit(),
+            r.p50Ms(), r.p99Ms(), r.outcomes(), r.metrics(), broken, rec.verdict(), r.notes());
+      }
+    }
+    out.println(humanLine(r));
+    for (String b : r.broken()) out.println("  !! " + r.scenario() + " run " + r.run() + ": " + b);
+    out.println(r.toLine());
+    out.flush();
+    if (!r.ok()) System.exit(1);
+  }
+
+  private static ScenarioResult runScenario(Load load, Namespace ns) throws Exception {
+    int run = ns.getInt("run");
+    int c = ns.getInt("concurrency");
+    int buyers = ns.getInt("buyers");
+    Duration max = Duration.ofSeconds(ns.getInt("max_seconds"));
+    int stock = ns.getInt("stock");
+    return switch (ns.getString("scenario")) {
+      case "b1" -> load.b1(run, buyers, stock > 0 ? stock : 2 * buyers, c, max);
+      case "b1-sold-out" -> load.b1SoldOut(run, buyers, c, max);
+      case "jdbc" -> load.jdbc(run, buyers, c, ns.getInt("jdbc_pool"), max);
+      case "pgbench" -> load.pgbench(run, c, ns.getInt("pgbench_seconds"));
+      case "b2" -> load.b2(run, ns.getInt("orders"), stock > 0 ? stock : 2 * ns.getInt("orders"), c, max);
+      case "b3" -> load.b3(run, ns.getInt("storm_orders"), ns.getInt("copies"), c);
+      default -> throw new IllegalArgumentException(ns.getString("scenario"));
+    };
+  }
+
+  /** One line a person reads: the headline rate, its latencies, every outcome, the reconcile verdict. */
+  static String humanLine(ScenarioResult r) {
+    StringBuilder sb = new StringBuilder(String.format("%s run %d: %d requests, %d clients, %.2f s: %.1f %s, p50/p99 %.1f/%.1f ms, outcomes %s",
+        r.scenario(), r.run(), r.requests(), r.clients(), r.seconds(), r.rate(), r.rateUnit(), r.p50Ms(), r.p99Ms(),
+        r.outcomes()));
+    r.metrics().forEach((k, v) -> sb.append(String.format(", %s %.1f", k, v)));
+    for (String n : r.notes()) sb.append("; ").append(n);
+    if (!r.reconcile().isEmpty()) sb.append("; reconcile ").append(r.reconcile());
+    return sb.toString();
+  }
+
+  private static String env(String name) {
+    String v = System.getenv(name);
+    return v == null ? "" : v;
+  }
+}

@@ -1,0 +1,476 @@
+package io.flashsale.tools.bench;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.flashsale.activities.OrderActivitiesImpl;
+import io.flashsale.launcher.cli.HttpJson;
+import io.flashsale.paymentchannel.CallbackSignatures;
+import io.flashsale.persistence.Database;
+import io.flashsale.workflows.CreateOrder;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+/**
+ * The load scenarios, driven from their own JVM like any client: HTTP to the API, the admin port
+ * and the channel stub; JDBC only for the ceiling (jdbc, pgbench) and for checking invariants.
+ * Every scenario prints "MARK start" / "MARK end" around its measured window (the bench samples
+ * CPU there) and returns one {@link ScenarioResult}.
+ */
+public final class Load implements AutoCloseable {
+  public static final String MARK_START = "MARK start";
+  public static final String MARK_END = "MARK end";
+  static final String TENANT = "t1";
+  static final int SUBJECTS = 50;
+  static final long UNIT_PRICE = 1990;
+  /** The reservation TTL the jdbc ceiling's orders get, as the service's default. */
+  private static final Duration RESERVATION_TTL = Duration.ofMinutes(1);
+  private static final Duration CONVERGE = Duration.ofSeconds(120);
+
+  /** Where the service is, and the database behind it. */
+  public record Endpoints(String api, String admin, String channel, String jdbcUrl, String dbUser, String dbPassword,
+      String callbackSecret) {}
+
+  private final Endpoints at;
+  private final HttpJson api;
+  private final HttpJson admin;
+  private final HttpJson channel;
+  private final HttpClient raw = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final Database checks;
+  private final PrintStream out;
+  private final List<HttpJson> buyers = new ArrayList<>();
+  /** Makes this invocation's SKU names unique: the bench starts many load JVMs on one database. */
+  private final String tag = Long.toString(System.currentTimeMillis(), 36);
+
+  public Load(Endpoints at, PrintStream out) {
+    this.at = at;
+    this.api = new HttpJson(at.api(), null);
+    this.admin = new HttpJson(at.admin(), null);
+    this.channel = new HttpJson(at.channel(), null);
+    this.checks = new Database(at.jdbcUrl(), at.dbUser(), at.dbPassword(), 2);
+    this.out = out;
+  }
+
+  private void login() {
+    if (!buyers.isEmpty()) return;
+    for (int i = 0; i < SUBJECTS; i++) buyers.add(api.login(TENANT, subject(i)));
+  }
+
+  static String subject(int i) {
+    return String.format("bench-u%02d", i % SUBJECTS);
+  }
+
+  // ---------------------------------------------------------------- b1: admission
+
+  /** N buyers, distinct keys, 50 subjects, one SKU of {@code stock} units. */
+  public ScenarioResult b1(int run, int n, int stock, int clients, Duration max) throws Exception {
+    login();
+    String sku = newSku("b1-" + run, stock);
+    mark(MARK_START);
+    ClosedLoop.Batch b = ClosedLoop.run(clients, n, max, i -> create(buyers.get(i % SUBJECTS), sku, sku + "-" + i));
+    mark(MARK_END);
+    List<Long> created = Stats.latencies(b.results(), "CREATED");
+    List<Long> soldOut = Stats.latencies(b.results(), "SOLD_OUT");
+    Stock s = stock(sku);
+    List<String> broken = new ArrayList<>(s.broken());
+    if (s.orderRows() < created.size()) {
+      broken.add(created.size() + " CREATED answers but " + s.orderRows() + " order rows");
+    }
+    Map<String, Double> m = new LinkedHashMap<>();
+    m.put("sold_out/s", soldOut.size() / b.seconds());
+    m.put("sold_out p50 ms", Stats.pct(soldOut, 50));
+    m.put("sold_out p99 ms", Stats.pct(soldOut, 99));
+    m.put("oversell", (double) s.oversell());
+    m.put("remaining", (double) s.remaining());
+    m.put("order rows", (double) s.orderRows());
+    return result("b1", run, clients, b, created.size() / b.seconds(), "created/s", created, m, broken,
+        List.of("stock " + stock));
+  }
+
+  /** Requests against a SKU with nothing left (total 0): the cheap gate's answer. */
+  public ScenarioResult b1SoldOut(int run, int n, int clients, Duration max) throws Exception {
+    login();
+    String sku = newSku("b1s-" + run, 0);
+    mark(MARK_START);
+    ClosedLoop.Batch b = ClosedLoop.run(clients, n, max, i -> create(buyers.get(i % SUBJECTS), sku, sku + "-" + i));
+    mark(MARK_END);
+    List<Long> soldOut = Stats.latencies(b.results(), "SOLD_OUT");
+    Stock s = stock(sku);
+    List<String> broken = new ArrayList<>(s.broken());
+    if (s.orderRows() != 0) broken.add(s.orderRows() + " orders on a SKU with no stock");
+    return result("b1-sold-out", run, clients, b, soldOut.size() / b.seconds(), "sold_out/s", soldOut,
+        new LinkedHashMap<>(), broken, List.of());
+  }
+
+  private Timed create(HttpJson buyer, String sku, String key) {
+    return ClosedLoop.timed(() -> outcome(buyer.post("/orders", Map.of("request_key", key, "sku", sku, "quantity", 1)),
+        "outcome"));
+  }
+
+  private static String outcome(HttpJson.Reply r, String field) {
+    String o = r.text(field);
+    return o != null ? o : "HTTP_" + r.status();
+  }
+
+  // ---------------------------------------------------------------- the JDBC ceiling
+
+  /**
+   * The same admission (OrderActivitiesImpl.reserve, so the very same SQL) straight over JDBC:
+   * no HTTP, no Temporal. C client threads share a pool of {@code poolSize} connections: the hot
+   * SKU row serializes them, so a few connections are the fastest.
+   */
+  public ScenarioResult jdbc(int run, int n, int clients, int poolSize, Duration max) throws Exception {
+    String sku = newSku("jdbc-" + run, 2 * n);
+    try (Database db = new Database(at.jdbcUrl(), at.dbUser(), at.dbPassword(), poolSize, Duration.ofSeconds(60))) {
+      OrderActivitiesImpl admission = new OrderActivitiesImpl(db, RESERVATION_TTL);
+      db.read(c -> c.isValid(1)); // the pool's first connection before the window
+      mark(MARK_START);
+      ClosedLoop.Batch b = ClosedLoop.run(clients, n, max, i -> ClosedLoop.timed(() -> admission.reserve(
+          new CreateOrder(TENANT, subject(i), sku + "-" + i, sku, 1, null), "bench-jdbc").outcome().name()));
+      mark(MARK_END);
+      List<Long> created = Stats.latencies(b.results(), "CREATED");
+      Stock s = stock(sku);
+      List<String> broken = new ArrayList<>(s.broken());
+      if (s.orderRows() != created.size()) broken.add(created.size() + " CREATED but " + s.orderRows() + " order rows");
+      // these orders have no workflow: they go, so nothing is left non-final without one
+      deleteSku(sku);
+      return result("jdbc", run, clients, b, created.size() / b.seconds(), "created/s", created,
+          new LinkedHashMap<>(Map.of("pool", (double) poolSize)), broken, List.of("pool " + poolSize));
+    }
+  }
+
+  /** pgbench on the admission's statements (see {@link Pgbench}), at the same client count. */
+  public ScenarioResult pgbench(int run, int clients, int seconds) throws Exception {
+    String sku = newSku("pgb-" + run, 1_000_000_000);
+    Path script = Files.createTempFile("flashsale-admission-", ".sql");
+    Pgbench.Target target = Pgbench.Target.of(at.jdbcUrl(), at.dbUser(), at.dbPassword());
+    try {
+      Files.writeString(script, Pgbench.script(TENANT, sku, "pgb-u", SUBJECTS, UNIT_PRICE, RESERVATION_TTL.toMillis()));
+      ProcessBuilder pb = new ProcessBuilder(Pgbench.command(target, script.toString(), clients, seconds))
+          .redirectErrorStream(true);
+      if (target.password() != null && !target.password().isEmpty()) pb.environment().put("PGPASSWORD", target.password());
+      mark(MARK_START);
+      long t0 = System.nanoTime();
+      Process p = pb.start();
+      String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      int code = p.waitFor();
+      double wall = (System.nanoTime() - t0) / 1e9;
+      mark(MARK_END);
+      List<String> broken = new ArrayList<>();
+      Pgbench.Summary sum;
+      try {
+        sum = Pgbench.parse(output);
+      } catch (IllegalArgumentException e) {
+        broken.add("pgbench failed (exit " + code + "): " + output.strip().replace('\n', ' '));
+        sum = new Pgbench.Summary(Double.NaN, 0, 0, Double.NaN);
+      }
+      if (sum.failed() > 0) broken.add(sum.failed() + " pgbench transactions failed");
+      Stock s = stock(sku);
+      broken.addAll(s.broken());
+      Map<String, Double> m = new LinkedHashMap<>();
+      m.put("latency avg ms", sum.latencyAverageMs());
+      deleteSku(sku);
+      // pgbench gives an average latency, not percentiles: p50/p99 stay NaN rather than pass the mean off as a median
+      return new ScenarioResult("pgbench", run, clients, sum.processed(), wall, sum.tps(), "tx/s", Double.NaN,
+          Double.NaN, Map.of("COMMITTED", sum.processed()), m, broken, "", List.of("pgbench reports the mean latency only"));
+    } finally {
+      Files.deleteIfExists(script);
+    }
+  }
+
+  // ---------------------------------------------------------------- b2: end to end
+
+  /** create → pay → the channel's callback → PAID, C clients; the window ends when every order is PAID. */
+  public ScenarioResult b2(int run, int orders, int stock, int clients, Duration max) throws Exception {
+    login();
+    String sku = newSku("b2-" + run, stock);
+    mark(MARK_START);
+    ClosedLoop.Batch b = ClosedLoop.run(clients, orders, max, i -> {
+      HttpJson buyer = buyers.get(i % SUBJECTS);
+      HttpJson.Reply c = buyer.post("/orders", Map.of("request_key", sku + "-" + i, "sku", sku, "quantity", 1));
+      if (!"CREATED".equals(c.text("outcome"))) return new Timed("CREATE_" + outcome(c, "outcome"), 0);
+      String id = c.text("order_id");
+      return ClosedLoop.timed(() -> outcome(buyer.post("/orders/" + id + "/pay", null), "status"));
+    });
+    long paying = b.results().stream().filter(t -> !t.outcome().startsWith("CREATE_")).count();
+    long t0 = System.nanoTime() - (long) (b.seconds() * 1e9);
+    long paid = awaitCount("SELECT count(*) FROM orders WHERE sku = ? AND status = 'PAID'", paying, sku);
+    // the window closes when the channel's callbacks were applied too (as duplicates of the pay answer)
+    long callbacks = awaitCount("SELECT count(*) FROM payment_notification n JOIN orders o ON o.order_id = n.merchant_order"
+        + " WHERE o.sku = ? AND n.effect IS NOT NULL", paid, sku);
+    double seconds = (System.nanoTime() - t0) / 1e9;
+    mark(MARK_END);
+    List<String> broken = new ArrayList<>();
+    if (paid != paying) broken.add((paying - paid) + " paid orders not PAID after " + CONVERGE.toSeconds() + " s");
+    broken.addAll(exactlyOncePaid(sku, false));
+    broken.addAll(stock(sku).broken());
+    List<Long> pay = new ArrayList<>();
+    for (Timed t : b.results()) if (!t.outcome().startsWith("CREATE_")) pay.add(t.nanos());
+    Collections.sort(pay);
+    Map<String, Double> m = new LinkedHashMap<>();
+    m.put("paid", (double) paid);
+    m.put("callbacks applied", (double) callbacks);
+    return new ScenarioResult("b2", run, clients, b.results().size(), seconds, paid / seconds, "PAID orders/s",
+        Stats.pct(pay, 50), Stats.pct(pay, 99), Stats.outcomes(b.results()), m, broken, "",
+        List.of("latency = the pay call; stock " + stock));
+  }
+
+  // ---------------------------------------------------------------- b3: callback storm
+
+  /**
+   * Orders whose channel callbacks are held, then {@code copies} duplicates of each one's CHARGED
+   * notice, shuffled, from C clients: accepted/s, applied notices/s, and exactly one PAID effect,
+   * transition and ORDER_PAID event per order.
+   */
+  public ScenarioResult b3(int run, int orders, int copies, int clients) throws Exception {
+    login();
+    String sku = newSku("b3-" + run, orders);
+    ClosedLoop.Batch setup = ClosedLoop.run(Math.min(clients, orders), orders, Duration.ofMinutes(5), i -> {
+      HttpJson buyer = buyers.get(i % SUBJECTS);
+      String id = buyer.post("/orders", Map.of("request_key", sku + "-" + i, "sku", sku, "quantity", 1))
+          .text("order_id");
+      if (id == null) return new Timed("NOT_CREATED", 0);
+      // the channel answers late and keeps its own callback: only the storm's notices settle the order
+      channel.post("/_faults", Map.of("merchant_order", id, "reply_delay_ms", 1200, "hold_callbacks", true));
+      buyer.post("/orders/" + id + "/pay", null);
+      return new Timed(id, 0);
+    });
+    List<String> notices = new ArrayList<>();
+    for (Timed t : setup.results()) {
+      String id = t.outcome();
+      if (id.equals("NOT_CREATED")) continue;
+      String txn = channel.get("/charges/" + id).text("txn");
+      String body = HttpJson.JSON.writeValueAsString(Map.of("notify_id", "ntf-" + sku + "-" + id, "merchant_order", id,
+          "kind", "CHARGED", "amount", UNIT_PRICE, "txn", txn));
+      for (int k = 0; k < copies; k++) notices.add(body);
+    }
+    Collections.shuffle(notices, new Random(run));
+    int total = notices.size();
+    int settled = total / Math.max(1, copies);
+    mark(MARK_START);
+    long t0 = System.nanoTime();
+    ClosedLoop.Batch storm = ClosedLoop.run(clients, total, Duration.ofMinutes(10), i -> callback(notices.get(i)));
+    long applied = awaitCount("SELECT count(*) FROM payment_notification n JOIN orders o ON o.order_id = n.merchant_order"
+        + " WHERE o.sku = ? AND n.effect IS NOT NULL", total, sku);
+    double applySeconds = (System.nanoTime() - t0) / 1e9;
+    mark(MARK_END);
+    long accepted = storm.results().stream().filter(t -> t.outcome().equals("HTTP_200")).count();
+    List<String> broken = new ArrayList<>();
+    if (settled != orders) broken.add((orders - settled) + " of " + orders + " storm orders were not created");
+    if (accepted != total) broken.add((total - accepted) + " of " + total + " callbacks not accepted " + Stats.outcomes(storm.results()));
+    if (applied != total) broken.add((total - applied) + " notices without an effect after " + CONVERGE.toSeconds() + " s");
+    long paidOrders = count("SELECT count(*) FROM orders WHERE sku = ? AND status = 'PAID'", sku);
+    if (paidOrders != settled) broken.add((settled - paidOrders) + " of " + settled + " storm orders not PAID");
+    broken.addAll(exactlyOncePaid(sku, true));
+    Map<String, Double> m = new LinkedHashMap<>();
+    m.put("applied notices/s", applied / applySeconds);
+    m.put("apply seconds", applySeconds);
+    List<Long> lat = Stats.latencies(storm.results(), "HTTP_200");
+    return new ScenarioResult("b3", run, clients, total, storm.seconds(), accepted / storm.seconds(), "accepted/s",
+        Stats.pct(lat, 50), Stats.pct(lat, 99), Stats.outcomes(storm.results()), m, broken, "",
+        List.of(settled + " orders x " + copies + " copies"));
+  }
+
+  /** A callback as the channel sends it: signed when the service has a callback secret. */
+  private Timed callback(String body) {
+    return ClosedLoop.timed(() -> {
+      byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+      HttpRequest.Builder req = HttpRequest.newBuilder(URI.create(at.api() + "/callbacks/payment"))
+          .timeout(Duration.ofSeconds(60)).header("Content-Type", "application/json")
+          .POST(HttpRequest.BodyPublishers.ofByteArray(bytes));
+      String secret = at.callbackSecret();
+      if (secret != null && !secret.isBlank()) {
+        req.header(CallbackSignatures.HEADER, CallbackSignatures.header(secret, System.currentTimeMillis() / 1000, bytes));
+      }
+      try {
+        return "HTTP_" + raw.send(req.build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+      } catch (IOException e) {
+        return "ERROR_" + e.getClass().getSimpleName();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return "ERROR_INTERRUPTED";
+      }
+    });
+  }
+
+  /**
+   * Every PAID order of the SKU has exactly one transition to PAID and one ORDER_PAID event, and at
+   * most one notice with the effect PAID: exactly one when only notices could pay it (b3), none
+   * when the pay call's answer did it first and the callback came as a duplicate (b2).
+   */
+  private List<String> exactlyOncePaid(String sku, boolean paidByNotice) {
+    return checks.read(c -> {
+      try (PreparedStatement ps = c.prepareStatement(
+          "SELECT count(*), count(*) FILTER (WHERE transitions <> 1), count(*) FILTER (WHERE events <> 1),"
+              + " count(*) FILTER (WHERE effects > 1), count(*) FILTER (WHERE effects = 0) FROM ("
+              + " SELECT (SELECT count(*) FROM order_transition t WHERE t.order_id = o.order_id AND t.to_status = 'PAID') transitions,"
+              + "  (SELECT count(*) FROM outbox e WHERE e.order_id = o.order_id AND e.event_type = 'ORDER_PAID') events,"
+              + "  (SELECT count(*) FROM payment_notification n WHERE n.merchant_order = o.order_id AND n.effect = 'PAID') effects"
+              + " FROM orders o WHERE o.tenant = ? AND o.sku = ? AND o.status = 'PAID') per_order")) {
+        ps.setString(1, TENANT);
+        ps.setString(2, sku);
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          List<String> broken = new ArrayList<>();
+          long paid = rs.getLong(1);
+          if (rs.getLong(2) > 0) broken.add(rs.getLong(2) + " of " + paid + " PAID orders without exactly one transition to PAID");
+          if (rs.getLong(3) > 0) broken.add(rs.getLong(3) + " of " + paid + " PAID orders without exactly one ORDER_PAID event");
+          if (rs.getLong(4) > 0) broken.add(rs.getLong(4) + " of " + paid + " PAID orders with more than one PAID effect");
+          if (paidByNotice && rs.getLong(5) > 0) broken.add(rs.getLong(5) + " of " + paid + " PAID orders without a PAID effect");
+          return broken;
+        }
+      }
+    });
+  }
+
+  // ---------------------------------------------------------------- reconcile
+
+  /** The reconcile task's verdict once pending orders converged (bounded wait): "clean" or the findings. */
+  public Reconciled reconcile(Duration bound) throws InterruptedException {
+    return reconcile(admin, bound);
+  }
+
+  public static Reconciled reconcile(HttpJson admin, Duration bound) throws InterruptedException {
+    long deadline = System.nanoTime() + bound.toNanos();
+    while (true) {
+      HttpJson.Reply r = admin.post("/tasks/reconcile?format=json", null);
+      if (r.status() != 200 || r.body() == null) return new Reconciled(false, "reconcile task answered " + r.status() + " " + r.raw());
+      JsonNode b = r.body();
+      int mismatches = b.path("mismatches").size();
+      int pending = b.path("pending").asInt();
+      long drift = b.path("drift").asLong();
+      boolean clean = mismatches == 0 && drift == 0;
+      if ((clean && pending == 0) || System.nanoTime() > deadline) {
+        if (clean && pending == 0) return new Reconciled(true, "clean");
+        String first = mismatches == 0 ? "" : " first: " + b.path("mismatches").get(0).asText();
+        return new Reconciled(clean, "mismatches=" + mismatches + " pending=" + pending + " drift=" + drift + first
+            + " (" + b.path("summary").asText() + ")");
+      }
+      Thread.sleep(500);
+    }
+  }
+
+  /** @param clean no mismatches and no drift (pending orders alone are a finding, not a broken invariant) */
+  public record Reconciled(boolean clean, String verdict) {}
+
+  // ---------------------------------------------------------------- the database side
+
+  /**
+   * A SKU's stock: conservation (remaining + held + confirmed = total) and oversell (more live
+   * orders than units).
+   */
+  record Stock(long total, long remaining, long heldOrConfirmed, long orderRows, long liveOrders) {
+    long oversell() {
+      return Math.max(0, liveOrders - total);
+    }
+
+    List<String> broken() {
+      List<String> b = new ArrayList<>();
+      if (remaining < 0) b.add("remaining " + remaining + " < 0");
+      if (remaining + heldOrConfirmed != total) {
+        b.add("conservation: remaining " + remaining + " + held/confirmed " + heldOrConfirmed + " != total " + total);
+      }
+      if (oversell() > 0) b.add("oversell " + oversell() + ": " + liveOrders + " live orders for " + total + " units");
+      return b;
+    }
+  }
+
+  private Stock stock(String sku) {
+    return checks.read(c -> {
+      try (PreparedStatement ps = c.prepareStatement(
+          "SELECT s.total, s.remaining,"
+              + " (SELECT coalesce(sum(quantity), 0) FROM reservation r WHERE r.tenant = s.tenant AND r.sku = s.sku"
+              + "   AND r.status IN ('HELD', 'CONFIRMED')),"
+              + " (SELECT count(*) FROM orders o WHERE o.tenant = s.tenant AND o.sku = s.sku),"
+              + " (SELECT coalesce(sum(quantity), 0) FROM orders o WHERE o.tenant = s.tenant AND o.sku = s.sku"
+              + "   AND o.status NOT IN ('CANCELLED', 'FAILED', 'REFUNDED'))"
+              + " FROM sku s WHERE s.tenant = ? AND s.sku = ?")) {
+        ps.setString(1, TENANT);
+        ps.setString(2, sku);
+        try (ResultSet rs = ps.executeQuery()) {
+          if (!rs.next()) throw new IllegalStateException("no SKU " + sku);
+          return new Stock(rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5));
+        }
+      }
+    });
+  }
+
+  /**
+   * A fresh SKU through the admin task, as an operator creates one. Its name is unique to this
+   * load JVM, and request keys start with it: a key reused across runs would answer KEY_REUSED.
+   */
+  private String newSku(String name, int total) {
+    String sku = "bench-" + name + "-" + tag;
+    HttpJson.Reply r = admin.post("/tasks/sku?tenant=" + TENANT + "&sku=" + sku + "&total=" + total + "&unit_price="
+        + UNIT_PRICE + "&per_user_limit=1000000", null);
+    if (r.status() != 200) throw new IllegalStateException("creating SKU " + sku + ": " + r.status() + " " + r.raw());
+    return sku;
+  }
+
+  /** A throwaway SKU of the ceilings, with its orders (they never had a workflow). */
+  private void deleteSku(String sku) {
+    checks.inTx(c -> {
+      for (String sql : List.of(
+          "DELETE FROM order_transition WHERE order_id IN (SELECT order_id FROM orders WHERE tenant = ? AND sku = ?)",
+          "DELETE FROM orders WHERE tenant = ? AND sku = ?",
+          "DELETE FROM reservation WHERE tenant = ? AND sku = ?",
+          "DELETE FROM sku WHERE tenant = ? AND sku = ?")) {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+          ps.setString(1, TENANT);
+          ps.setString(2, sku);
+          ps.executeUpdate();
+        }
+      }
+      return null;
+    });
+  }
+
+  private long awaitCount(String sql, long expected, String arg) throws InterruptedException {
+    long deadline = System.nanoTime() + CONVERGE.toNanos();
+    long n;
+    while ((n = count(sql, arg)) < expected && System.nanoTime() < deadline) Thread.sleep(20);
+    return n;
+  }
+
+  private long count(String sql, Object... args) {
+    return checks.read(c -> {
+      try (PreparedStatement ps = c.prepareStatement(sql)) {
+        for (int i = 0; i < args.length; i++) ps.setObject(i + 1, args[i]);
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          return rs.getLong(1);
+        }
+      }
+    });
+  }
+
+  private ScenarioResult result(String scenario, int run, int clients, ClosedLoop.Batch b, double rate, String unit,
+      List<Long> headline, Map<String, Double> metrics, List<String> broken, List<String> notes) {
+    return new ScenarioResult(scenario, run, clients, b.results().size(), b.seconds(), rate, unit,
+        Stats.pct(headline, 50), Stats.pct(headline, 99), Stats.outcomes(b.results()), metrics, broken, "", notes);
+  }
+
+  private void mark(String what) {
+    out.println(what);
+    out.flush();
+  }
+
+  @Override
+  public void close() {
+    checks.close();
+  }
+}
