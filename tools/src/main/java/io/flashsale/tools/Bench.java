@@ -4,6 +4,8 @@ import io.flashsale.launcher.FlashsaleApplication;
 import io.flashsale.launcher.TemporalEngine;
 import io.flashsale.launcher.cli.HttpJson;
 import io.flashsale.tools.bench.CpuSplit;
+import io.flashsale.tools.bench.JfrSummary;
+import io.flashsale.tools.bench.LinePlot;
 import io.flashsale.tools.bench.Load;
 import io.flashsale.tools.bench.ScenarioResult;
 import io.flashsale.tools.bench.ServiceCpu;
@@ -140,8 +142,12 @@ final class Bench {
         + " pay call. JDBC ceiling: the same admission transaction over JDBC at the same clients.\n";
     write("sweep-" + o.stamp() + ".md", table);
     out.println(SweepTable.markdown(points));
-    // the plot (io.flashsale.tools.bench.LinePlot, in review elsewhere) draws SweepTable.series(points, false) and
-    // SweepTable.series(points, true) into sweep-<stamp>.png: its call goes here once it is merged
+    Path png = o.outDir().resolve("sweep-" + o.stamp() + ".png");
+    LinePlot.write(png, "flashsale sweep, " + w.engine().configName() + " engine, 2 cores: B1 admission and B2 end to end",
+        List.of(panel("throughput vs clients", "per second", false, SweepTable.series(points, false)),
+            panel("p99 latency vs clients", "p99 ms (log)", true, SweepTable.series(points, true))),
+        1600, 600);
+    out.println("written to " + png);
     return broken ? 1 : 0;
   }
 
@@ -229,8 +235,20 @@ final class Bench {
     Path f = jfrFile(name);
     r.dump(f);
     r.close();
-    // io.flashsale.tools.bench.JfrSummary (in review elsewhere) turns f into text for the report here once merged
-    line("    JFR " + f);
+    line("    JFR " + f + " (summary: " + summarise(f).getFileName() + ")");
+  }
+
+  /** The recording as text beside it (the .jfr itself is never committed). */
+  private static Path summarise(Path jfr) throws IOException {
+    Path txt = jfr.resolveSibling(jfr.getFileName().toString().replaceAll("\\.jfr$", ".txt"));
+    Files.writeString(txt, JfrSummary.summarise(jfr));
+    return txt;
+  }
+
+  private static LinePlot.Panel panel(String title, String yLabel, boolean logY, Map<String, List<double[]>> series) {
+    List<LinePlot.Series> lines = new ArrayList<>();
+    series.forEach((name, pts) -> lines.add(new LinePlot.Series(name, pts, name.startsWith("JDBC"))));
+    return new LinePlot.Panel(title, "clients (log)", yLabel, true, logY, lines);
   }
 
   private Path jfrFile(String name) throws IOException {
