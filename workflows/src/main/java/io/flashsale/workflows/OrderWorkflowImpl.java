@@ -581,12 +581,17 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       return Workflow.await(timeout, condition);
     }
     if (condition.get()) return true;
-    CompletablePromise<Void> fired = Workflow.newPromise();
-    CancellationScope timer = Workflow.newCancellationScope(() -> fired.completeFrom(Workflow.newTimer(timeout)));
+    // how the timer ended: null when it fired, else its failure. Completed normally either way, so a
+    // timer we cancel ourselves leaves no failed promise behind (the SDK logs each one at eviction)
+    CompletablePromise<RuntimeException> ended = Workflow.newPromise();
+    CancellationScope timer = Workflow.newCancellationScope(() -> Workflow.newTimer(timeout).handle((fired, failure) -> {
+      ended.complete(failure);
+      return null;
+    }));
     timer.run();
-    Workflow.await(() -> fired.isCompleted() || condition.get());
-    if (fired.isCompleted()) {
-      fired.get(); // throws CanceledFailure when the run itself was cancelled
+    Workflow.await(() -> ended.isCompleted() || condition.get());
+    if (ended.isCompleted()) {
+      if (ended.get() != null) throw ended.get(); // CanceledFailure: the run itself was cancelled
       return false;
     }
     timer.cancel();
