@@ -102,7 +102,7 @@ final class Bench {
       ratios(thisRun, medians);
     }
     line("");
-    line("medians over " + o.runs() + " runs:");
+    line("medians over " + o.runs() + (o.runs() == 1 ? " run:" : " runs:"));
     byScenario.forEach((s, ms) -> line(medianLine(s, ms)));
     medians.forEach((k, v) -> line(Stats.medianLine(k, v)));
     line(broken ? "!! an invariant broke (see the !! lines)" : "invariants held in every run; reconcile clean after every scenario");

@@ -156,7 +156,7 @@ public final class Load implements AutoCloseable {
       // these orders have no workflow: they go, so nothing is left non-final without one
       deleteSku(sku);
       return result("jdbc", run, clients, b, created.size() / b.seconds(), "created/s", created,
-          new LinkedHashMap<>(Map.of("pool", (double) poolSize)), broken, List.of("pool " + poolSize));
+          new LinkedHashMap<>(), broken, List.of("pool " + poolSize));
     }
   }
 

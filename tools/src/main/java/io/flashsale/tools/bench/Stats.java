@@ -44,8 +44,7 @@ public final class Stats {
 
   /** One line of the summary: the metric and the median of its runs, in fixed columns (ratios with 3 decimals). */
   public static String medianLine(String metric, List<Double> runs) {
-    double m = median(runs);
-    return String.format(Math.abs(m) < 10 && m != Math.rint(m) ? "  %-34s %10.3f" : "  %-34s %10.1f", metric, m);
+    return String.format(metric.startsWith("ratio") ? "  %-34s %10.3f" : "  %-34s %10.1f", metric, median(runs));
   }
 
   /**
