@@ -40,7 +40,7 @@ final class Bench {
   /** What the bench runs, from the command line. */
   record Options(int runs, int buyers, int units, int concurrency, int jdbcPool, int orders, int stormOrders, int copies,
       int pgbenchSeconds, String loadHeap, boolean profile, Path outDir, String stamp, int sweepRequests,
-      int sweepSeconds) {}
+      int sweepSeconds, List<String> scenarios) {}
 
   /** One scenario run as the load JVM reported it, with the CPU split over its window. */
   record Measured(ScenarioResult result, CpuSplit cpu) {}
@@ -77,7 +77,7 @@ final class Bench {
     line("params: runs=" + o.runs() + " clients=" + o.concurrency() + " | b1 buyers=" + o.buyers() + " units="
         + (o.units() > 0 ? String.valueOf(o.units()) : 2 * o.buyers() + " (2x, never sells out)") + " | jdbc pool=" + o.jdbcPool() + " | pgbench " + (pgbench ? o.pgbenchSeconds() + " s" : "not on PATH")
         + " | b2 orders=" + o.orders() + " | b3 orders=" + o.stormOrders() + " x " + o.copies() + " copies"
-        + " | load JVM -Xmx" + o.loadHeap() + (o.profile() ? " | JFR on" : ""));
+        + " | load JVM -Xmx" + o.loadHeap() + (o.profile() ? " | JFR on" : "") + " | scenarios " + String.join(",", scenarios()));
     StringBuilder kept = new StringBuilder(report);
     line("warm-up (not reported) ...");
     for (String s : scenarios()) load(s, 0, warmUpSizes(s), false);
@@ -85,6 +85,7 @@ final class Bench {
     report.append(kept).append("(warm-up run 0 not reported)\n");
 
     Map<String, List<Double>> medians = new LinkedHashMap<>();
+    Map<String, List<Measured>> byScenario = new LinkedHashMap<>();
     for (int r = 1; r <= o.runs(); r++) {
       line("");
       line("run " + r + ":");
@@ -94,13 +95,15 @@ final class Bench {
       List<String> sizes = s.equals("b1") && o.units() > 0 ? List.of("--stock", String.valueOf(o.units())) : List.of();
       Measured m = load(s, r, sizes, o.profile());
         thisRun.put(s, m);
+        byScenario.computeIfAbsent(s, k -> new ArrayList<>()).add(m);
         collect(medians, m);
-        if (s.equals("b1")) memory(medians);
+        if (s.equals("b1") && !Double.isNaN(m.result().rate())) memory(medians);
       }
       ratios(thisRun, medians);
     }
     line("");
-    line("medians over " + o.runs() + " runs:");
+    line("medians over " + o.runs() + (o.runs() == 1 ? " run:" : " runs:"));
+    byScenario.forEach((s, ms) -> line(medianLine(s, ms)));
     medians.forEach((k, v) -> line(Stats.medianLine(k, v)));
     line(broken ? "!! an invariant broke (see the !! lines)" : "invariants held in every run; reconcile clean after every scenario");
     write("bench-" + o.stamp() + ".txt", report.toString());
@@ -151,11 +154,45 @@ final class Bench {
     return broken ? 1 : 0;
   }
 
+  /** The scenarios of --scenarios (all by default) in their usual order; pgbench only when it is on the PATH. */
   private List<String> scenarios() {
-    List<String> s = new ArrayList<>(List.of("b1", "b1-sold-out", "jdbc"));
-    if (pgbench) s.add("pgbench");
-    s.addAll(List.of("b2", "b3"));
+    List<String> s = new ArrayList<>();
+    for (String x : LoadCommand.SCENARIOS) {
+      if (!o.scenarios().isEmpty() && !o.scenarios().contains(x)) continue;
+      if (x.equals("pgbench") && !pgbench) continue;
+      s.add(x);
+    }
     return s;
+  }
+
+  /**
+   * One scenario's medians over the runs: rate, p50, p99, and the CPU-milliseconds per successful
+   * operation of each service part and of the client; what no run measured is left out.
+   */
+  static String medianLine(String scenario, List<Measured> runs) {
+    List<Double> rate = new ArrayList<>();
+    List<Double> p50 = new ArrayList<>();
+    List<Double> p99 = new ArrayList<>();
+    List<Map<String, Double>> perOp = new ArrayList<>();
+    String unit = null;
+    for (Measured m : runs) {
+      ScenarioResult r = m.result();
+      rate.add(r.rate());
+      p50.add(r.p50Ms());
+      p99.add(r.p99Ms());
+      if (!Double.isNaN(r.rate())) unit = r.rateUnit();
+      if (m.cpu() != null) perOp.add(m.cpu().msPerOperation(r.successes()));
+    }
+    StringBuilder sb = new StringBuilder(String.format("  %-12s", scenario));
+    double medianRate = Stats.median(rate);
+    sb.append(Double.isNaN(medianRate) ? "no rate (no run finished)" : String.format("%.1f %s", medianRate, unit));
+    double m50 = Stats.median(p50);
+    if (!Double.isNaN(m50)) sb.append(String.format(", p50 %.1f ms, p99 %.1f ms", m50, Stats.median(p99)));
+    Map<String, Double> cpuPerOp = Stats.medianByKey(perOp);
+    if (!cpuPerOp.isEmpty()) {
+      sb.append("; ").append(CpuSplit.perOperationLine(ScenarioResult.operation(scenario), cpuPerOp));
+    }
+    return sb.toString();
   }
 
   /** Small sizes for the warm-up pass (JIT, pools and caches on both sides), never above the measured ones. */
@@ -217,9 +254,15 @@ final class Bench {
       if (recording != null) recording.close();
     }
     int code = child.waitFor();
-    if (result == null) throw new IllegalStateException("load " + scenario + " printed no RESULT (exit " + code + ")");
+    if (result == null) { // the load JVM died: say so and go on with the other scenarios
+      result = ScenarioResult.aborted(scenario, run, o.concurrency(), "LOAD_EXIT_" + code,
+          "load " + scenario + " printed no RESULT (exit " + code + ")");
+    }
     CpuSplit split = start == null || end == null ? null : CpuSplit.between(start, end, cores);
-    if (split != null && run > 0) line("    " + split.line());
+    if (split != null && run > 0) {
+      line("    " + split.line());
+      line("    " + split.perOperationLine(ScenarioResult.operation(scenario), result.successes()));
+    }
     if (!result.ok()) flag(scenario + (run == 0 ? " warm-up" : " run " + run) + " broke an invariant: " + result.broken());
     return new Measured(result, split);
   }
@@ -259,29 +302,41 @@ final class Bench {
   // ---------------------------------------------------------------- what the report adds
 
   private void collect(Map<String, List<Double>> m, Measured x) {
-    ScenarioResult r = x.result();
-    put(m, r.scenario() + " " + r.rateUnit(), r.rate());
-    put(m, r.scenario() + " p50 ms", r.p50Ms());
-    put(m, r.scenario() + " p99 ms", r.p99Ms());
+    ScenarioResult r = x.result(); // rate, p50, p99 and CPU per operation: in each scenario's median line
     if (r.scenario().equals("b1")) put(m, "b1 oversell", r.metric("oversell"));
     if (r.scenario().equals("b3")) put(m, "b3 applied notices/s", r.metric("applied notices/s"));
     if (x.cpu() != null) {
       put(m, r.scenario() + " client cpu %", 100 * x.cpu().clientShare());
       put(m, r.scenario() + " service cpu %", 100 * x.cpu().serviceShare());
+      x.cpu().serviceParts().forEach((p, sec) -> put(m, r.scenario() + " " + p + " cpu %", 100 * x.cpu().share(sec)));
     }
   }
 
+  /** The service against the ceilings, for the ones this run has (--scenarios may leave some out). */
   private void ratios(Map<String, Measured> run, Map<String, List<Double>> m) {
-    double b1 = run.get("b1").result().rate();
-    double jdbc = run.get("jdbc").result().rate();
-    StringBuilder sb = new StringBuilder(String.format("  ratio service/jdbc = %.3f", b1 / jdbc));
-    put(m, "ratio b1/jdbc x1000", 1000 * b1 / jdbc);
-    if (run.containsKey("pgbench")) {
-      double pg = run.get("pgbench").result().rate();
-      sb.append(String.format(", service/pgbench = %.3f, jdbc/pgbench = %.3f", b1 / pg, jdbc / pg));
-      put(m, "ratio b1/pgbench x1000", 1000 * b1 / pg);
+    double b1 = rate(run, "b1");
+    double jdbc = rate(run, "jdbc");
+    double pg = rate(run, "pgbench");
+    List<String> parts = new ArrayList<>();
+    if (ratio(b1, jdbc)) {
+      parts.add(String.format("service/jdbc = %.3f", b1 / jdbc));
+      put(m, "ratio b1/jdbc", b1 / jdbc);
     }
-    line(sb.toString());
+    if (ratio(b1, pg)) {
+      parts.add(String.format("service/pgbench = %.3f", b1 / pg));
+      put(m, "ratio b1/pgbench", b1 / pg);
+    }
+    if (ratio(jdbc, pg)) parts.add(String.format("jdbc/pgbench = %.3f", jdbc / pg));
+    if (!parts.isEmpty()) line("  ratio " + String.join(", ", parts));
+  }
+
+  private static double rate(Map<String, Measured> run, String scenario) {
+    Measured m = run.get(scenario);
+    return m == null ? Double.NaN : m.result().rate();
+  }
+
+  private static boolean ratio(double a, double b) {
+    return !Double.isNaN(a) && !Double.isNaN(b) && b > 0;
   }
 
   /** Heap after a full GC (this JVM is the service) and what the service keeps open after B1. */

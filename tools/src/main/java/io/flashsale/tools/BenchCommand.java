@@ -3,6 +3,8 @@ package io.flashsale.tools;
 import io.flashsale.launcher.FlashsaleApplication;
 import io.flashsale.launcher.FlashsaleConfiguration;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import net.sourceforge.argparse4j.impl.Arguments;
@@ -39,12 +41,15 @@ public class BenchCommand extends StackScriptCommand {
     subparser.addArgument("--sweep-requests").type(Integer.class).setDefault(2000).help("sweep: requests per point at most");
     subparser.addArgument("--sweep-seconds").type(Integer.class).setDefault(4).help("sweep: seconds per point at most");
     subparser.addArgument("--out").setDefault("evidence/bench");
+    subparser.addArgument("--scenarios").setDefault("all")
+        .help("comma-separated, of " + String.join(",", LoadCommand.SCENARIOS) + " (default all), e.g. b1-sold-out");
   }
 
   @Override
   protected void run(io.dropwizard.core.setup.Bootstrap<FlashsaleConfiguration> bootstrap, Namespace ns,
       FlashsaleConfiguration cfg) throws Exception {
     // before the application runs: B3's orders stay UNKNOWN until the storm's notices converge them
+    scenarios(ns.getString("scenarios")); // an unknown scenario is refused before the stack starts
     cfg.orders.unknownFirstQueryMs = 600_000;
     quietCancelledPromises();
     super.run(bootstrap, ns, cfg);
@@ -69,7 +74,22 @@ public class BenchCommand extends StackScriptCommand {
         ns.getInt("orders"), ns.getInt("storm_orders"), ns.getInt("copies"), ns.getInt("pgbench_seconds"),
         ns.getString("load_heap"), ns.getBoolean("profile"), Path.of(ns.getString("out")),
         LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")), ns.getInt("sweep_requests"),
-        ns.getInt("sweep_seconds"));
+        ns.getInt("sweep_seconds"), scenarios(ns.getString("scenarios")));
+  }
+
+  /** The scenarios of --scenarios: empty for all; an unknown name is refused. */
+  static List<String> scenarios(String arg) {
+    if (arg == null || arg.isBlank() || arg.trim().equals("all")) return List.of();
+    List<String> out = new ArrayList<>();
+    for (String s : arg.split(",")) {
+      String x = s.trim();
+      if (x.isEmpty()) continue;
+      if (!LoadCommand.SCENARIOS.contains(x)) {
+        throw new IllegalArgumentException("unknown scenario " + x + " (known: " + String.join(",", LoadCommand.SCENARIOS) + ")");
+      }
+      if (!out.contains(x)) out.add(x);
+    }
+    return out;
   }
 
   @Override

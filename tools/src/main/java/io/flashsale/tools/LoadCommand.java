@@ -2,6 +2,7 @@ package io.flashsale.tools;
 
 import io.dropwizard.core.cli.Command;
 import io.dropwizard.core.setup.Bootstrap;
+import io.flashsale.tools.bench.ClosedLoop;
 import io.flashsale.tools.bench.Load;
 import io.flashsale.tools.bench.ScenarioResult;
 import java.io.PrintStream;
@@ -54,7 +55,12 @@ public class LoadCommand extends Command {
         ns.getString("database_url"), ns.getString("database_user"), env("PGPASSWORD"), env("FLASHSALE_CALLBACK_SECRET"));
     ScenarioResult r;
     try (Load load = new Load(at, out)) {
-      r = runScenario(load, ns);
+      try {
+        r = runScenario(load, ns);
+      } catch (RuntimeException e) { // e.g. its SKU or login got no answer: a result that says so, not a crash
+        r = ScenarioResult.aborted(ns.getString("scenario"), ns.getInt("run"), ns.getInt("concurrency"),
+            ClosedLoop.failure(e), e.toString());
+      }
       if (!ns.getBoolean("skip_reconcile")) {
         Load.Reconciled rec = load.reconcile(Duration.ofSeconds(ns.getInt("reconcile_seconds")));
         List<String> broken = new ArrayList<>(r.broken());
@@ -89,13 +95,23 @@ public class LoadCommand extends Command {
 
   /** One line a person reads: the headline rate, its latencies, every outcome, the reconcile verdict. */
   static String humanLine(ScenarioResult r) {
-    StringBuilder sb = new StringBuilder(String.format("%s run %d: %d requests, %d clients, %.2f s: %.1f %s, p50/p99 %.1f/%.1f ms, outcomes %s",
-        r.scenario(), r.run(), r.requests(), r.clients(), r.seconds(), r.rate(), r.rateUnit(), r.p50Ms(), r.p99Ms(),
-        r.outcomes()));
-    r.metrics().forEach((k, v) -> sb.append(String.format(", %s %.1f", k, v)));
+    StringBuilder sb = new StringBuilder(String.format("%s run %d: %d requests, %d clients, %.2f s: ", r.scenario(),
+        r.run(), r.requests(), r.clients(), r.seconds()));
+    sb.append(Double.isNaN(r.rate()) ? "no rate" : String.format("%.1f %s", r.rate(), r.rateUnit()));
+    // a latency nobody measured (no such answer, or pgbench's mean only) is left out, never printed as NaN
+    if (!Double.isNaN(r.p50Ms())) sb.append(String.format(", p50/p99 %.1f/%.1f ms", r.p50Ms(), r.p99Ms()));
+    sb.append(", outcomes ").append(r.outcomes());
+    r.metrics().forEach((k, v) -> {
+      if (!Double.isNaN(v)) sb.append(", ").append(k).append(' ').append(number(v));
+    });
     for (String n : r.notes()) sb.append("; ").append(n);
     if (!r.reconcile().isEmpty()) sb.append("; reconcile ").append(r.reconcile());
     return sb.toString();
+  }
+
+  /** A count as a count (oversell 0, not 0.0), anything else with one decimal. */
+  static String number(double v) {
+    return v == Math.rint(v) && Math.abs(v) < 1e15 ? String.valueOf((long) v) : String.format("%.1f", v);
   }
 
   private static String env(String name) {

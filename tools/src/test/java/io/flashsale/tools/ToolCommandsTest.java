@@ -60,6 +60,45 @@ class ToolCommandsTest {
   }
 
   @Test
+  void benchRunsEveryScenarioUnlessTold() throws ArgumentParserException {
+    assertEquals(List.of(), BenchCommand.options(parse(new BenchCommand(app))).scenarios(), "empty = all");
+    Bench.Options o = BenchCommand.options(parse(new BenchCommand(app), "--scenarios", "b1-sold-out, b2,b2"));
+    assertEquals(List.of("b1-sold-out", "b2"), o.scenarios());
+    assertEquals(List.of(), BenchCommand.scenarios("all"));
+    assertThrows(IllegalArgumentException.class, () -> BenchCommand.scenarios("b1,b9"));
+  }
+
+  @Test
+  void theMedianLineOfAScenarioHasRateLatenciesAndCpuPerOperationOnlyWhereMeasured() {
+    java.util.function.BiFunction<Double, Double, io.flashsale.tools.bench.ScenarioResult> r = (rate, p50) ->
+        new io.flashsale.tools.bench.ScenarioResult("b1", 1, 4, 100, 1, rate, "created/s", p50, 2 * p50,
+            java.util.Map.of("CREATED", 100L), java.util.Map.of(), List.of(), "", List.of());
+    io.flashsale.tools.bench.CpuSplit cpu1 = new io.flashsale.tools.bench.CpuSplit(1, 0.1,
+        java.util.Map.of("jvm", 3.0, "postgres", 0.7), 2); // 30 ms and 7 ms per order, client 1 ms
+    io.flashsale.tools.bench.CpuSplit cpu2 = new io.flashsale.tools.bench.CpuSplit(1, 0.3,
+        java.util.Map.of("jvm", 5.0, "postgres", 0.9), 2);
+
+    String line = Bench.medianLine("b1", List.of(new Bench.Measured(r.apply(100.0, 10.0), cpu1),
+        new Bench.Measured(r.apply(300.0, 20.0), cpu2), new Bench.Measured(r.apply(200.0, 30.0), null)));
+
+    assertEquals("  b1          200.0 created/s, p50 20.0 ms, p99 40.0 ms; cpu per created order: jvm 40 ms, postgres 8.0 ms,"
+        + " client 2.0 ms", line);
+    String none = Bench.medianLine("pgbench", List.of(new Bench.Measured(
+        new io.flashsale.tools.bench.ScenarioResult("pgbench", 1, 4, 0, 1, Double.NaN, "tx/s", Double.NaN, Double.NaN,
+            java.util.Map.of(), java.util.Map.of(), List.of(), "", List.of()), null)));
+    assertFalse(none.contains("NaN"), none);
+  }
+
+  @Test
+  void theLoadsHumanLinePrintsOnlyWhatWasMeasured() {
+    String line = LoadCommand.humanLine(new io.flashsale.tools.bench.ScenarioResult("pgbench", 1, 4, 10, 2, 5.0, "tx/s",
+        Double.NaN, Double.NaN, java.util.Map.of("COMMITTED", 10L), new java.util.LinkedHashMap<>(java.util.Map.of(
+            "oversell", 0.0)), List.of(), "", List.of()));
+    assertFalse(line.contains("NaN"), line);
+    assertTrue(line.contains("oversell 0") && !line.contains("oversell 0.0"), line);
+  }
+
+  @Test
   void theLoadCommandNeedsTheDatabaseAndDefaultsToTheLocalService() throws ArgumentParserException {
     Namespace ns = parse(new LoadCommand(), "--scenario", "b2", "--database-url", "jdbc:postgresql://localhost:5432/postgres");
 

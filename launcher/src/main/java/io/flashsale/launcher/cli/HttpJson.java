@@ -20,18 +20,31 @@ public final class HttpJson {
     }
   }
 
+  /** How long one request may take, from sending to the whole answer, unless a client says otherwise. */
+  public static final Duration DEFAULT_REQUEST_TIMEOUT = Duration.ofSeconds(60);
+
   private final HttpClient http;
   private final String base;
   private final String token;
+  private final Duration requestTimeout;
 
   public HttpJson(String base, String token) {
-    this(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build(), base, token);
+    this(base, token, DEFAULT_REQUEST_TIMEOUT);
   }
 
-  private HttpJson(HttpClient http, String base, String token) {
+  /**
+   * A client whose requests fail after {@code requestTimeout} with an {@link UncheckedIOException}
+   * caused by {@link java.net.http.HttpTimeoutException}.
+   */
+  public HttpJson(String base, String token, Duration requestTimeout) {
+    this(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build(), base, token, requestTimeout);
+  }
+
+  private HttpJson(HttpClient http, String base, String token, Duration requestTimeout) {
     this.http = http;
     this.base = base;
     this.token = token;
+    this.requestTimeout = requestTimeout;
   }
 
   public String token() {
@@ -40,7 +53,7 @@ public final class HttpJson {
 
   /** The same client (one connection pool) acting with another token. */
   public HttpJson as(String token) {
-    return new HttpJson(http, base, token);
+    return new HttpJson(http, base, token, requestTimeout);
   }
 
   public Reply get(String path) {
@@ -64,7 +77,7 @@ public final class HttpJson {
   }
 
   private HttpRequest.Builder builder(String path) {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(60));
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(requestTimeout);
     if (token != null) b.header("Authorization", "Bearer " + token);
     return b;
   }

@@ -1,5 +1,7 @@
 package io.flashsale.tools.bench;
 
+import java.io.IOException;
+import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -35,7 +37,7 @@ public final class ClosedLoop {
             try {
               mine.add(request.apply(i));
             } catch (RuntimeException e) {
-              mine.add(new Timed("ERROR_" + e.getClass().getSimpleName(), System.nanoTime() - s));
+              mine.add(new Timed(failure(e), System.nanoTime() - s));
             }
           }
           return mine;
@@ -49,10 +51,39 @@ public final class ClosedLoop {
     }
   }
 
-  /** Times one call that answers an outcome. */
+  /** A request that answered nothing counts as an outcome: the client gave up waiting. */
+  public static final String CLIENT_TIMEOUT = "CLIENT_TIMEOUT";
+  /** A request that answered nothing counts as an outcome: the connection failed (refused, reset, closed). */
+  public static final String CLIENT_IO_ERROR = "CLIENT_IO_ERROR";
+
+  /**
+   * The outcome of a call that threw: {@link #CLIENT_TIMEOUT} when an {@link HttpTimeoutException}
+   * is among its causes, {@link #CLIENT_IO_ERROR} for any other I/O failure, else ERROR_ and the
+   * exception's class.
+   */
+  public static String failure(Throwable e) {
+    boolean io = false;
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (t instanceof HttpTimeoutException) return CLIENT_TIMEOUT;
+      if (t instanceof IOException) io = true;
+    }
+    return io ? CLIENT_IO_ERROR : "ERROR_" + e.getClass().getSimpleName();
+  }
+
+  /** Whether an outcome is the client's: no answer came (timeout, I/O error). */
+  public static boolean noAnswer(String outcome) {
+    return outcome.equals(CLIENT_TIMEOUT) || outcome.equals(CLIENT_IO_ERROR);
+  }
+
+  /** Times one call that answers an outcome; a call that throws answers {@link #failure}. */
   public static Timed timed(java.util.function.Supplier<String> call) {
     long s = System.nanoTime();
-    String outcome = call.get();
+    String outcome;
+    try {
+      outcome = call.get();
+    } catch (RuntimeException e) {
+      outcome = failure(e);
+    }
     return new Timed(outcome, System.nanoTime() - s);
   }
 }

@@ -45,6 +45,39 @@ public record ScenarioResult(String scenario, int run, int clients, long request
     }
   }
 
+  /**
+   * What one successful operation of the scenario is, for CPU per operation: a created order (b1,
+   * jdbc), a sold-out answer, a pgbench transaction, a PAID order (b2), an accepted callback (b3).
+   */
+  public static String operation(String scenario) {
+    return switch (scenario) {
+      case "b1", "jdbc" -> "created order";
+      case "b1-sold-out" -> "sold-out answer";
+      case "pgbench" -> "transaction";
+      case "b2" -> "PAID order";
+      case "b3" -> "accepted callback";
+      default -> "operation";
+    };
+  }
+
+  /** How many successful operations (see {@link #operation}) the run had. */
+  public long successes() {
+    return switch (scenario) {
+      case "b1", "jdbc" -> outcomes.getOrDefault("CREATED", 0L);
+      case "b1-sold-out" -> outcomes.getOrDefault("SOLD_OUT", 0L);
+      case "pgbench" -> Math.max(0, requests);
+      case "b2" -> Math.round(metrics.getOrDefault("paid", 0.0));
+      case "b3" -> outcomes.getOrDefault("HTTP_200", 0L);
+      default -> 0;
+    };
+  }
+
+  /** A scenario that could not run at all (its setup got no answer, say): what failed, counted. */
+  public static ScenarioResult aborted(String scenario, int run, int clients, String outcome, String why) {
+    return new ScenarioResult(scenario, run, clients, 0, 0, Double.NaN, "aborted", Double.NaN, Double.NaN,
+        Map.of(outcome, 1L), Map.of(), List.of("aborted: " + why), "", List.of());
+  }
+
   public double metric(String name) {
     return metrics.getOrDefault(name, Double.NaN);
   }

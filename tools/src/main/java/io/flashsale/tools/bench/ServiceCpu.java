@@ -21,13 +21,42 @@ public final class ServiceCpu {
     this.extraRoots = extraRoots;
   }
 
+  /** The service's CPU by part (this JVM, Temporal, PostgreSQL, anything else), and the client's. */
   public CpuSplit.Sample sample(ProcessHandle client) {
     long wall = System.nanoTime();
-    long service = os.getProcessCpuTime(); // this JVM's own threads; its reaped children are not service work
-    for (ProcessHandle p : serviceProcesses(client)) service += ProcStat.cpuNanos(p.pid()).orElse(0);
+    java.util.Map<String, Long> parts = new java.util.LinkedHashMap<>();
+    // this JVM's own threads; its reaped children are not service work
+    parts.put(CpuSplit.JVM, os.getProcessCpuTime());
+    Set<Long> postgres = postgresTree();
+    for (ProcessHandle p : serviceProcesses(client)) {
+      parts.merge(part(p, postgres), ProcStat.cpuNanos(p.pid()).orElse(0), Long::sum);
+    }
     long clientCpu = ProcStat.cpuNanos(client.pid()).orElse(0);
     for (ProcessHandle p : client.descendants().toList()) clientCpu += ProcStat.cpuNanos(p.pid()).orElse(0);
-    return new CpuSplit.Sample(wall, service, clientCpu);
+    return new CpuSplit.Sample(wall, parts, clientCpu);
+  }
+
+  /** The postmaster(s) and their backends. */
+  private Set<Long> postgresTree() {
+    Set<Long> pids = new java.util.HashSet<>();
+    for (ProcessHandle r : extraRoots.get()) {
+      pids.add(r.pid());
+      r.descendants().forEach(d -> pids.add(d.pid()));
+    }
+    return pids;
+  }
+
+  /** Which part of the service a process is: PostgreSQL (its tree, or by name), Temporal (by name), else other. */
+  static String part(ProcessHandle p, Set<Long> postgresTree) {
+    if (postgresTree.contains(p.pid())) return CpuSplit.POSTGRES;
+    return part(p.info().command().orElse(""));
+  }
+
+  static String part(String command) {
+    String name = command.substring(command.lastIndexOf('/') + 1);
+    if (name.startsWith("postgres") || name.startsWith("pg_ctl")) return CpuSplit.POSTGRES;
+    if (name.startsWith("temporal")) return CpuSplit.TEMPORAL;
+    return CpuSplit.OTHER;
   }
 
   /** The service's processes besides this JVM; the client and its descendants excluded. */

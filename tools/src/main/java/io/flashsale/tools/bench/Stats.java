@@ -42,8 +42,23 @@ public final class Stats {
     return n % 2 == 1 ? s.get(n / 2) : (s.get(n / 2 - 1) + s.get(n / 2)) / 2;
   }
 
-  /** One line of the summary: the metric and the median of its runs, in fixed columns. */
+  /** One line of the summary: the metric and the median of its runs, in fixed columns (ratios with 3 decimals). */
   public static String medianLine(String metric, List<Double> runs) {
-    return String.format("  %-34s %10.1f", metric, median(runs));
+    return String.format(metric.startsWith("ratio") ? "  %-34s %10.3f" : "  %-34s %10.1f", metric, median(runs));
+  }
+
+  /**
+   * The median of each key over maps (e.g. CPU-ms per operation by part, one map per run), keys in
+   * first-seen order; a key a map lacks is left out of that key's median.
+   */
+  public static Map<String, Double> medianByKey(List<Map<String, Double>> maps) {
+    Map<String, List<Double>> byKey = new LinkedHashMap<>();
+    for (Map<String, Double> m : maps) m.forEach((k, v) -> byKey.computeIfAbsent(k, x -> new ArrayList<>()).add(v));
+    Map<String, Double> out = new LinkedHashMap<>();
+    byKey.forEach((k, v) -> {
+      double med = median(v);
+      if (!Double.isNaN(med)) out.put(k, med);
+    });
+    return out;
   }
 }
