@@ -63,6 +63,11 @@ class ReplayTest {
 
   /** OrderWorkflowImpl with one unversioned change: a timer before anything else. */
   public static class ChangedOrderWorkflow extends OrderWorkflowImpl {
+    @io.temporal.workflow.WorkflowInit
+    public ChangedOrderWorkflow(io.flashsale.workflows.OrderStart start) {
+      super(start);
+    }
+
     @Override
     public void run(io.flashsale.workflows.OrderStart start) {
       io.temporal.workflow.Workflow.sleep(java.time.Duration.ofSeconds(1));

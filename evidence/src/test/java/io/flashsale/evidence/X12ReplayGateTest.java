@@ -28,6 +28,11 @@ class X12ReplayGateTest {
 
   /** The negative control: what a careless change to pay looks like (a new timer, no getVersion). */
   public static class ChangedWorkflow extends OrderWorkflowImpl {
+    @io.temporal.workflow.WorkflowInit
+    public ChangedWorkflow(io.flashsale.workflows.OrderStart start) {
+      super(start);
+    }
+
     @Override
     public CommandResult pay() {
       Workflow.sleep(Duration.ofMillis(10));

@@ -12,6 +12,7 @@ import io.temporal.failure.CanceledFailure;
 import io.temporal.workflow.CancellationScope;
 import io.temporal.workflow.CompletablePromise;
 import io.temporal.workflow.Workflow;
+import io.temporal.workflow.WorkflowInit;
 import io.temporal.workflow.WorkflowLock;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -143,6 +144,15 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   private boolean reservationExpired;
   private long queryAt;
   private long backoff;
+
+  /**
+   * The settings are known before any handler runs: with update-with-start the create handler can
+   * run before {@link #run}, and it must already know where its database step executes.
+   */
+  @WorkflowInit
+  public OrderWorkflowImpl(OrderStart start) {
+    this.settings = start.settings() == null ? OrderSettings.defaults() : start.settings();
+  }
 
   @Override
   public void run(OrderStart start) {

@@ -107,6 +107,15 @@ class OrderWorkflowTest {
   }
 
   @Test
+  void aCreateByUpdateWithStartRunsItsReserveLocallyToo() {
+    // the production path: the create handler may run before the workflow method
+    CreateResult r = new Orders(client, SETTINGS).create(new CreateOrder("t1", "user-1", "k1", "sku-1", 1, null), false);
+    assertEquals(CreateOutcome.CREATED, r.outcome());
+    assertEquals(List.of(), scheduledActivityTypes(), "the reserve ran as a local activity");
+    assertEquals(1, backend.count("reserve"));
+  }
+
+  @Test
   void runsWhoseSettingsSayNoKeepTheirDatabaseStepsAsActivityTasks() {
     OrderSettings taskSteps = new OrderSettings(60_000, 1_000, 60_000, 600_000, 4_000, false);
     OrderWorkflow wf = harness.created(taskSteps);

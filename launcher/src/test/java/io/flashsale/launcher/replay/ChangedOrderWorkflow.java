@@ -12,6 +12,11 @@ import java.time.Duration;
  * every other one must still pass.
  */
 public class ChangedOrderWorkflow extends OrderWorkflowImpl {
+  @io.temporal.workflow.WorkflowInit
+  public ChangedOrderWorkflow(io.flashsale.workflows.OrderStart start) {
+    super(start);
+  }
+
   @Override
   public CommandResult pay() {
     Workflow.sleep(Duration.ofSeconds(1));
