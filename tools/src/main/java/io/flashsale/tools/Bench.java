@@ -137,7 +137,7 @@ final class Bench {
             jdbc.rate()));
       }
     }
-    Load.Reconciled rec = Load.reconcile(new HttpJson(adminUrl, null), Duration.ofSeconds(120));
+    Load.Reconciled rec = Load.reconcile(new HttpJson(adminUrl, null, Load.RECONCILE_TIMEOUT), Duration.ofSeconds(120));
     line("reconcile after the sweep: " + rec.verdict());
     if (!rec.clean()) flag("reconcile not clean after the sweep");
     String table = "# flashsale sweep " + o.stamp() + "\n\n" + report + "\n" + SweepTable.markdown(points)

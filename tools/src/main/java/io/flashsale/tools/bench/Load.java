@@ -45,6 +45,8 @@ public final class Load implements AutoCloseable {
    * so a request that never answers becomes a {@link ClosedLoop#CLIENT_TIMEOUT} outcome.
    */
   public static final Duration REQUEST_TIMEOUT = Duration.ofSeconds(30);
+  /** The reconcile task audits every open order's workflow: thousands of them take minutes on a busy engine. */
+  public static final Duration RECONCILE_TIMEOUT = Duration.ofMinutes(5);
 
   /** Where the service is, and the database behind it. */
   public record Endpoints(String api, String admin, String channel, String jdbcUrl, String dbUser, String dbPassword,
@@ -398,7 +400,7 @@ public final class Load implements AutoCloseable {
 
   /** The reconcile task's verdict once pending orders converged (bounded wait): "clean" or the findings. */
   public Reconciled reconcile(Duration bound) throws InterruptedException {
-    return reconcile(admin, bound);
+    return reconcile(new HttpJson(at.admin(), null, RECONCILE_TIMEOUT), bound);
   }
 
   public static Reconciled reconcile(HttpJson admin, Duration bound) throws InterruptedException {
