@@ -22,7 +22,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * OrderAttention=DataError; once the row can be written, the slow retry makes it PAID.
  */
 class X17DatabaseFaultsTest {
-  @RegisterExtension static final Stack stack = new Stack().with("channel.timeoutMs", 5_000);
+  // the outage's retries are counted by the server on activity tasks; with local database steps a
+  // run of the whole suite once recorded no ApplyChannelAnswer marker at all (not explained yet)
+  @RegisterExtension static final Stack stack = new Stack().with("channel.timeoutMs", 5_000)
+      .with("orders.localDatabaseSteps", false);
   @RegisterExtension static final Evidence ev = new Evidence("X-17", "database outage converges; data error flags, never FAILED");
 
   private static final String SKU = "sku-x17";
