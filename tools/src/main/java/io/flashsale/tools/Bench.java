@@ -12,6 +12,7 @@ import io.flashsale.tools.bench.ServiceCpu;
 import io.flashsale.tools.bench.Stats;
 import io.flashsale.tools.bench.SweepPoint;
 import io.flashsale.tools.bench.SweepTable;
+import io.flashsale.tools.bench.ThreadCpu;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -231,6 +232,8 @@ final class Bench {
     ProcessHandle handle = child.toHandle();
     CpuSplit.Sample start = null;
     CpuSplit.Sample end = null;
+    ThreadCpu.Sample threadsAtStart = null;
+    ThreadCpu.Sample threadsAtEnd = null;
     ScenarioResult result = null;
     jdk.jfr.Recording recording = null;
     try (BufferedReader lines = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
@@ -238,8 +241,10 @@ final class Bench {
         if (l.equals(Load.MARK_START)) {
           if (profile) recording = startRecording();
           start = cpu.sample(handle);
+          threadsAtStart = ThreadCpu.sample();
         } else if (l.equals(Load.MARK_END)) {
           end = cpu.sample(handle);
+          threadsAtEnd = ThreadCpu.sample();
           if (recording != null) dump(recording, "service-" + scenario + "-r" + run);
           recording = null;
         } else if (l.startsWith(ScenarioResult.PREFIX)) {
@@ -262,6 +267,8 @@ final class Bench {
     if (split != null && run > 0) {
       line("    " + split.line());
       line("    " + split.perOperationLine(ScenarioResult.operation(scenario), result.successes()));
+      line("    " + ThreadCpu.perOperationLine(ScenarioResult.operation(scenario),
+          ThreadCpu.between(threadsAtStart, threadsAtEnd), result.successes()));
     }
     if (!result.ok()) flag(scenario + (run == 0 ? " warm-up" : " run " + run) + " broke an invariant: " + result.broken());
     return new Measured(result, split);

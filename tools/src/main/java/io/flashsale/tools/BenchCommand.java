@@ -26,15 +26,9 @@ public class BenchCommand extends StackScriptCommand {
   public void configure(Subparser subparser) {
     super.configure(subparser);
     subparser.addArgument("--runs").type(Integer.class).setDefault(3);
-    subparser.addArgument("--buyers").type(Integer.class).setDefault(10_000).help("b1, b1-sold-out, jdbc: requests (distinct keys)");
+    LoadCommand.addScenarioSizes(subparser);
     subparser.addArgument("--units").type(Integer.class).setDefault(0)
         .help("b1 units on sale; 0 = twice the buyers, so it never sells out during the run");
-    subparser.addArgument("--concurrency").type(Integer.class).setDefault(64).help("clients of every scenario");
-    subparser.addArgument("--jdbc-pool").type(Integer.class).setDefault(4).help("the JDBC ceiling's connections");
-    subparser.addArgument("--orders").type(Integer.class).setDefault(2000).help("b2 orders end to end");
-    subparser.addArgument("--storm-orders").type(Integer.class).setDefault(20).help("b3 orders");
-    subparser.addArgument("--copies").type(Integer.class).setDefault(50).help("b3 callbacks per order");
-    subparser.addArgument("--pgbench-seconds").type(Integer.class).setDefault(8);
     subparser.addArgument("--load-heap").setDefault("1g").help("-Xmx of the load JVM");
     subparser.addArgument("--profile").action(Arguments.storeTrue()).help("JFR of the service and the load JVM per scenario");
     subparser.addArgument("--sweep").action(Arguments.storeTrue()).help("b1/b2 over clients x stock instead");

@@ -35,17 +35,22 @@ public class LoadCommand extends Command {
     p.addArgument("--database-url").required(true).help("JDBC URL of the service's database (user in it or --database-user)");
     p.addArgument("--database-user").setDefault("postgres");
     p.addArgument("--run").type(Integer.class).setDefault(1).help("run number, for names and the report");
-    p.addArgument("--concurrency").type(Integer.class).setDefault(64).help("clients (threads, pgbench clients)");
-    p.addArgument("--buyers").type(Integer.class).setDefault(10_000).help("b1, b1-sold-out, jdbc: requests (distinct keys)");
+    addScenarioSizes(p);
     p.addArgument("--stock").type(Integer.class).setDefault(0).help("b1/b2 units on sale; 0 = twice the requests (never sells out)");
-    p.addArgument("--jdbc-pool").type(Integer.class).setDefault(4).help("jdbc: connections shared by the clients");
+    p.addArgument("--max-seconds").type(Integer.class).setDefault(600).help("stop sending new requests after this");
+    p.addArgument("--skip-reconcile").action(Arguments.storeTrue()).help("no reconcile task after the scenario");
+    p.addArgument("--reconcile-seconds").type(Integer.class).setDefault(60).help("how long pending orders may converge");
+  }
+
+  /** The sizes of the scenarios, the same options for one load run and for the bench that starts them. */
+  static void addScenarioSizes(Subparser p) {
+    p.addArgument("--concurrency").type(Integer.class).setDefault(64).help("clients of every scenario (threads, pgbench clients)");
+    p.addArgument("--buyers").type(Integer.class).setDefault(10_000).help("b1, b1-sold-out, jdbc: requests (distinct keys)");
+    p.addArgument("--jdbc-pool").type(Integer.class).setDefault(4).help("jdbc: the ceiling's connections, shared by the clients");
     p.addArgument("--orders").type(Integer.class).setDefault(2000).help("b2: orders end to end");
     p.addArgument("--storm-orders").type(Integer.class).setDefault(20).help("b3: orders");
     p.addArgument("--copies").type(Integer.class).setDefault(50).help("b3: callbacks per order");
     p.addArgument("--pgbench-seconds").type(Integer.class).setDefault(8);
-    p.addArgument("--max-seconds").type(Integer.class).setDefault(600).help("stop sending new requests after this");
-    p.addArgument("--skip-reconcile").action(Arguments.storeTrue()).help("no reconcile task after the scenario");
-    p.addArgument("--reconcile-seconds").type(Integer.class).setDefault(60).help("how long pending orders may converge");
   }
 
   @Override

@@ -188,6 +188,8 @@ public final class Load implements AutoCloseable {
         sum = new Pgbench.Summary(Double.NaN, 0, 0, Double.NaN);
       }
       if (sum.failed() > 0) broken.add(sum.failed() + " pgbench transactions failed");
+      // a client that hits an error aborts and pgbench exits 2, yet still prints a tps for the others
+      if (code != 0 && !Double.isNaN(sum.tps())) broken.add("pgbench exit " + code + ": " + Pgbench.errors(output));
       Stock s = stock(sku);
       broken.addAll(s.broken());
       Map<String, Double> m = new LinkedHashMap<>();
@@ -372,18 +374,12 @@ public final class Load implements AutoCloseable {
    * when the pay call's answer did it first and the callback came as a duplicate (b2).
    */
   private List<String> exactlyOncePaid(String sku, boolean paidByNotice) {
-    return checks.read(c -> {
-      try (PreparedStatement ps = c.prepareStatement(
-          "SELECT count(*), count(*) FILTER (WHERE transitions <> 1), count(*) FILTER (WHERE events <> 1),"
-              + " count(*) FILTER (WHERE effects > 1), count(*) FILTER (WHERE effects = 0) FROM ("
-              + " SELECT (SELECT count(*) FROM order_transition t WHERE t.order_id = o.order_id AND t.to_status = 'PAID') transitions,"
-              + "  (SELECT count(*) FROM outbox e WHERE e.order_id = o.order_id AND e.event_type = 'ORDER_PAID') events,"
-              + "  (SELECT count(*) FROM payment_notification n WHERE n.merchant_order = o.order_id AND n.effect = 'PAID') effects"
-              + " FROM orders o WHERE o.tenant = ? AND o.sku = ? AND o.status = 'PAID') per_order")) {
-        ps.setString(1, TENANT);
-        ps.setString(2, sku);
-        try (ResultSet rs = ps.executeQuery()) {
-          rs.next();
+    return firstRow("SELECT count(*), count(*) FILTER (WHERE transitions <> 1), count(*) FILTER (WHERE events <> 1),"
+        + " count(*) FILTER (WHERE effects > 1), count(*) FILTER (WHERE effects = 0) FROM ("
+        + " SELECT (SELECT count(*) FROM order_transition t WHERE t.order_id = o.order_id AND t.to_status = 'PAID') transitions,"
+        + "  (SELECT count(*) FROM outbox e WHERE e.order_id = o.order_id AND e.event_type = 'ORDER_PAID') events,"
+        + "  (SELECT count(*) FROM payment_notification n WHERE n.merchant_order = o.order_id AND n.effect = 'PAID') effects"
+        + " FROM orders o WHERE o.tenant = ? AND o.sku = ? AND o.status = 'PAID') per_order", rs -> {
           List<String> broken = new ArrayList<>();
           long paid = rs.getLong(1);
           if (rs.getLong(2) > 0) broken.add(rs.getLong(2) + " of " + paid + " PAID orders without exactly one transition to PAID");
@@ -391,9 +387,7 @@ public final class Load implements AutoCloseable {
           if (rs.getLong(4) > 0) broken.add(rs.getLong(4) + " of " + paid + " PAID orders with more than one PAID effect");
           if (paidByNotice && rs.getLong(5) > 0) broken.add(rs.getLong(5) + " of " + paid + " PAID orders without a PAID effect");
           return broken;
-        }
-      }
-    });
+        }, TENANT, sku);
   }
 
   // ---------------------------------------------------------------- reconcile
@@ -458,23 +452,14 @@ public final class Load implements AutoCloseable {
   }
 
   private Stock stock(String sku) {
-    return checks.read(c -> {
-      try (PreparedStatement ps = c.prepareStatement(
-          "SELECT s.total, s.remaining,"
-              + " (SELECT coalesce(sum(quantity), 0) FROM reservation r WHERE r.tenant = s.tenant AND r.sku = s.sku"
-              + "   AND r.status IN ('HELD', 'CONFIRMED')),"
-              + " (SELECT count(*) FROM orders o WHERE o.tenant = s.tenant AND o.sku = s.sku),"
-              + " (SELECT coalesce(sum(quantity), 0) FROM orders o WHERE o.tenant = s.tenant AND o.sku = s.sku"
-              + "   AND o.status NOT IN ('CANCELLED', 'FAILED', 'REFUNDED'))"
-              + " FROM sku s WHERE s.tenant = ? AND s.sku = ?")) {
-        ps.setString(1, TENANT);
-        ps.setString(2, sku);
-        try (ResultSet rs = ps.executeQuery()) {
-          if (!rs.next()) throw new IllegalStateException("no SKU " + sku);
-          return new Stock(rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5));
-        }
-      }
-    });
+    return firstRow("SELECT s.total, s.remaining,"
+        + " (SELECT coalesce(sum(quantity), 0) FROM reservation r WHERE r.tenant = s.tenant AND r.sku = s.sku"
+        + "   AND r.status IN ('HELD', 'CONFIRMED')),"
+        + " (SELECT count(*) FROM orders o WHERE o.tenant = s.tenant AND o.sku = s.sku),"
+        + " (SELECT coalesce(sum(quantity), 0) FROM orders o WHERE o.tenant = s.tenant AND o.sku = s.sku"
+        + "   AND o.status NOT IN ('CANCELLED', 'FAILED', 'REFUNDED'))"
+        + " FROM sku s WHERE s.tenant = ? AND s.sku = ?",
+        rs -> new Stock(rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5)), TENANT, sku);
   }
 
   /**
@@ -515,15 +500,24 @@ public final class Load implements AutoCloseable {
   }
 
   private long count(String sql, Object... args) {
+    return firstRow(sql, rs -> rs.getLong(1), args);
+  }
+
+  /** Reads one row of a check query (which always has one: an aggregate, or the SKU just made). */
+  private <T> T firstRow(String sql, Row<T> reader, Object... args) {
     return checks.read(c -> {
       try (PreparedStatement ps = c.prepareStatement(sql)) {
         for (int i = 0; i < args.length; i++) ps.setObject(i + 1, args[i]);
         try (ResultSet rs = ps.executeQuery()) {
-          rs.next();
-          return rs.getLong(1);
+          if (!rs.next()) throw new IllegalStateException("no row for " + java.util.Arrays.toString(args));
+          return reader.read(rs);
         }
       }
     });
+  }
+
+  private interface Row<T> {
+    T read(ResultSet rs) throws java.sql.SQLException;
   }
 
   private ScenarioResult result(String scenario, int run, int clients, ClosedLoop.Batch b, double rate, String unit,

@@ -96,6 +96,15 @@ public final class Pgbench {
     return c;
   }
 
+  /** The first distinct error lines pgbench printed (a client aborts on its first error), at most three. */
+  public static String errors(String output) {
+    List<String> lines = output.lines().map(String::strip)
+        .filter(l -> l.contains("ERROR") || l.contains("aborted") || l.startsWith("pgbench: error"))
+        .map(l -> l.replaceAll("^pgbench: error: client \\d+ ", "client "))
+        .distinct().limit(3).toList();
+    return lines.isEmpty() ? "no error line" : String.join(" | ", lines);
+  }
+
   public static Summary parse(String output) {
     double tps = find(TPS, output).orElseThrow(() -> new IllegalArgumentException("no tps in pgbench output:\n" + output));
     return new Summary(tps, findLong(PROCESSED, output).orElse(-1), findLong(FAILED, output).orElse(0),

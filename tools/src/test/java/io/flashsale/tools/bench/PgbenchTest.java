@@ -76,4 +76,15 @@ class PgbenchTest {
     assertTrue(script.contains("random(0, 49)"), "50 buyers");
     assertTrue(script.contains("'bench-pgb-1'"));
   }
+
+  @Test
+  void anAbortedClientsErrorIsQuotedOnceEvenWhenEveryClientHitIt() {
+    String out = String.join("\n",
+        "pgbench: error: client 3 script 0 aborted in command 7 query 0: ERROR:  duplicate key value violates unique constraint \"orders_pkey\"",
+        "pgbench: error: client 9 script 0 aborted in command 7 query 0: ERROR:  duplicate key value violates unique constraint \"orders_pkey\"",
+        "tps = 18.0 (without initial connection time)");
+    assertEquals("client script 0 aborted in command 7 query 0: ERROR:  duplicate key value violates unique constraint \"orders_pkey\"",
+        Pgbench.errors(out));
+    assertEquals("no error line", Pgbench.errors("tps = 300.0 (without initial connection time)"));
+  }
 }
