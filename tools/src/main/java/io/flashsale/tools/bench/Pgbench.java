@@ -54,7 +54,7 @@ public final class Pgbench {
     String s = literal(sku);
     String subject = "(" + literal(subjectPrefix) + " || :buyer::text)";
     String key = "('pgb-' || :client_id::text || '-' || :k::text)";
-    String orderId = "('ord-' || lpad(:n::text, 4, '0'))";
+    String orderId = orderIdExpression(":n");
     String reservationKey = "(" + orderId + " || '/r1')";
     String payload = literal("sku=" + sku + ";quantity=1;note=");
     return String.join("\n",
@@ -86,6 +86,14 @@ public final class Pgbench {
             + ", NULL, 'CREATED', 1, 'create');",
         "COMMIT;",
         "");
+  }
+
+  /**
+   * The order id of sequence number {@code n}, as OrderActivitiesImpl formats it ({@code ord-%04d}):
+   * at least four digits, never cut (lpad alone cuts a longer string to the length given).
+   */
+  static String orderIdExpression(String n) {
+    return "('ord-' || lpad(" + n + "::text, greatest(4, length(" + n + "::text)), '0'))";
   }
 
   /** pgbench's command line: no vacuum, prepared statements, clients as given, at most two threads. */
