@@ -1,0 +1,200 @@
+package io.flashsale.evidence;
+
+import io.flashsale.launcher.cli.HttpJson;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * X-04: two API + worker instances on one PostgreSQL and one Temporal server. Instance A is the
+ * test's stack; instance B is a second {@code server} in its own JVM, with the production wiring
+ * (embedded: false, engine external) pointed at A's database, Temporal and channel.
+ * <ul>
+ *   <li>a crowd split across both gets exactly the stock, never more;
+ *   <li>the same request key sent to both at once meets in one workflow: one order, one answer;
+ *   <li>each instance's sold-out view turns to "sold out" within its bound after a sale on the
+ *       other, and a unit that comes back is sold by the other within that bound.
+ * </ul>
+ * The dev server only: the in-memory engine lives inside A's JVM and is not shared the way a
+ * Temporal cluster is.
+ */
+@Tag("dev-server-only")
+class X04TwoInstancesTest {
+  private static final int STOCK = 30;
+  private static final int CROWD = 90;
+  /** The view's bound (stockView.boundMs, the default): the oldest state it answers SOLD_OUT from. */
+  private static final long BOUND_MS = 2_000;
+  /** Scheduling room on a loaded 2-core machine on top of the bound; the figure itself is printed. */
+  private static final long ALLOWANCE_MS = 1_500;
+
+  @RegisterExtension static final Stack stack = new Stack();
+  @RegisterExtension static final Evidence ev = new Evidence("X-04", "two instances: exact stock, one workflow per key, views within their bound");
+
+  @Test
+  void twoInstancesShareOneSale() throws Exception {
+    int apiPort = Stack.freePortForChild();
+    int adminPort = Stack.freePortForChild();
+    Map<String, String> props = new LinkedHashMap<>(stack.workerProperties(3_000));
+    props.put("dw.server.applicationConnectors[0].port", String.valueOf(apiPort));
+    props.put("dw.server.adminConnectors[0].port", String.valueOf(adminPort));
+    props.put("dw.auth.secret", "x04-second-instance-token-key-0123456789abcdef"); // its own tokens
+    props.put("dw.auth.devLogin", "true");
+    props.put("dw.channel.callbackSecret", stack.wiring.callbackSecret());
+    props.put("dw.consumer.enabled", "false"); // one consumer (A's); B's relay would have no consumer
+    props.put("dw.relay.enabled", "false");
+    props.put("dw.seed.enabled", "false");
+    try (ChildJvm b = ChildJvm.start("x04-instance-b", props, "server", "embedded.yml")) {
+      b.awaitLog("=== flashsale is up ===", 120_000);
+      HttpJson apiB = new HttpJson("http://127.0.0.1:" + apiPort, null);
+      HttpJson adminB = new HttpJson("http://127.0.0.1:" + adminPort, null);
+      ev.note("instance A: API " + stack.wiring.apiPort() + " (this JVM); instance B: API " + apiPort + " (pid " + b.pid() + ")");
+      crowdGetsExactlyTheStock(apiB);
+      sameKeyOnBothMeetsInOneWorkflow(apiB);
+      viewsFollowEachOtherWithinTheirBound(apiB, adminB);
+      stack.awaitNothingPending(60_000);
+      stack.checkReconcileClean(ev, "reconcile clean with two instances");
+    }
+  }
+
+  /** CROWD buyers, each on A or B, for STOCK units: exactly STOCK orders, the rest SOLD_OUT. */
+  private void crowdGetsExactlyTheStock(HttpJson apiB) throws Exception {
+    stack.sku("sku-x04-crowd", STOCK, 1);
+    List<Callable<String>> calls = new ArrayList<>();
+    Map<String, Integer> byInstance = new ConcurrentHashMap<>();
+    for (int i = 0; i < CROWD; i++) {
+      boolean onB = i % 2 == 1;
+      String subject = String.format("user-x04-%03d", i);
+      calls.add(() -> {
+        HttpJson buyer = (onB ? apiB : stack.api).login("t1", subject);
+        HttpJson.Reply r = Buyers.create(buyer, "x04-crowd-" + subject, "sku-x04-crowd", 1);
+        String outcome = r.status() == 201 ? "CREATED" : r.status() + " " + code(r);
+        byInstance.merge((onB ? "B " : "A ") + outcome, 1, Integer::sum);
+        return outcome;
+      });
+    }
+    Map<String, Integer> outcomes = new LinkedHashMap<>();
+    ExecutorService pool = Executors.newFixedThreadPool(32);
+    try {
+      for (Future<String> f : pool.invokeAll(calls)) outcomes.merge(f.get(), 1, Integer::sum);
+    } finally {
+      pool.shutdownNow();
+    }
+    ev.note("crowd of " + CROWD + " for " + STOCK + " units: " + outcomes + "; by instance " + new java.util.TreeMap<>(byInstance));
+    ev.equal(STOCK, outcomes.getOrDefault("CREATED", 0), "exactly the stock was sold across both instances");
+    ev.equal(CROWD - STOCK, outcomes.getOrDefault("409 SOLD_OUT", 0), "every other buyer got SOLD_OUT");
+    ev.check(byInstance.keySet().stream().anyMatch(k -> k.startsWith("A CREATED"))
+        && byInstance.keySet().stream().anyMatch(k -> k.startsWith("B CREATED")), "both instances sold units");
+    ev.equal(0, stack.sql.remaining("sku-x04-crowd"), "remaining 0");
+    ev.equal((long) STOCK, stack.sql.count("SELECT count(*) FROM orders WHERE sku = 'sku-x04-crowd'"
+        + " AND status NOT IN ('CANCELLED', 'FAILED', 'REFUNDED')"), "no oversell: live orders = stock");
+    ev.equal((long) STOCK, stack.sql.count("SELECT coalesce(sum(quantity), 0) FROM reservation WHERE sku = 'sku-x04-crowd'"
+        + " AND status IN ('HELD', 'CONFIRMED')"), "conservation: held = total - remaining");
+  }
+
+  /** The same (subject, key) on both instances at once: one order id in both answers, one row, one run. */
+  private void sameKeyOnBothMeetsInOneWorkflow(HttpJson apiB) throws Exception {
+    stack.sku("sku-x04-dup", 50, 5);
+    int pairs = 10;
+    Set<String> mismatched = ConcurrentHashMap.newKeySet();
+    List<Callable<Void>> calls = new ArrayList<>();
+    for (int i = 0; i < pairs; i++) {
+      String subject = String.format("user-x04-dup-%02d", i);
+      String key = "x04-dup-" + i;
+      calls.add(() -> {
+        HttpJson onA = stack.api.login("t1", subject);
+        HttpJson onB = apiB.login("t1", subject);
+        var ra = java.util.concurrent.CompletableFuture.supplyAsync(() -> Buyers.create(onA, key, "sku-x04-dup", 1));
+        var rb = java.util.concurrent.CompletableFuture.supplyAsync(() -> Buyers.create(onB, key, "sku-x04-dup", 1));
+        HttpJson.Reply a = ra.get();
+        HttpJson.Reply bReply = rb.get();
+        if (a.status() != 201 || bReply.status() != 201 || !a.text("order_id").equals(bReply.text("order_id"))) {
+          mismatched.add(key + ": A " + a.status() + " " + a.text("order_id") + ", B " + bReply.status() + " " + bReply.text("order_id"));
+        }
+        return null;
+      });
+    }
+    ExecutorService pool = Executors.newFixedThreadPool(pairs);
+    try {
+      for (Future<Void> f : pool.invokeAll(calls)) f.get();
+    } finally {
+      pool.shutdownNow();
+    }
+    ev.check(mismatched.isEmpty(), "the same key on both instances answers 201 with one order id each time " + mismatched);
+    ev.equal((long) pairs, stack.sql.count("SELECT count(*) FROM orders WHERE sku = 'sku-x04-dup'"), "one order row per key");
+    ev.equal((long) pairs, stack.sql.count("SELECT count(DISTINCT workflow_id) FROM orders WHERE sku = 'sku-x04-dup'"),
+        "one workflow per key");
+    ev.equal((long) pairs, stack.sql.count("SELECT count(*) FROM reservation WHERE sku = 'sku-x04-dup'"), "one reservation per key");
+    ev.equal(50 - pairs, stack.sql.remaining("sku-x04-dup"), "one unit per key taken");
+  }
+
+  /**
+   * A sells the last unit: B's view must say "sold out" within its bound (its own metric shows the
+   * answer came from the view, not the database). A unit comes back on A: B must sell it within the
+   * bound, never refusing it from the view for longer.
+   */
+  private void viewsFollowEachOtherWithinTheirBound(HttpJson apiB, HttpJson adminB) throws Exception {
+    stack.sku("sku-x04-view", 1, 5);
+    HttpJson seller = stack.api.login("t1", "user-x04-view-a");
+    HttpJson watcher = apiB.login("t1", "user-x04-view-b");
+    long viewCountBefore = soldOutFromView(adminB);
+    HttpJson.Reply last = Buyers.create(seller, "x04-view-last", "sku-x04-view", 1);
+    long soldAt = System.currentTimeMillis();
+    ev.equal(201, last.status(), "A sells the last unit");
+    String orderId = last.text("order_id");
+
+    long viewSaidSoldOutAfter = -1;
+    int probe = 0;
+    List<String> notSoldOut = new ArrayList<>();
+    while (System.currentTimeMillis() - soldAt < BOUND_MS + ALLOWANCE_MS + 2_000) {
+      HttpJson.Reply r = Buyers.create(watcher, "x04-view-probe-" + probe++, "sku-x04-view", 1);
+      if (r.status() != 409 || !"SOLD_OUT".equals(code(r))) notSoldOut.add(r.status() + " " + code(r));
+      if (soldOutFromView(adminB) > viewCountBefore) {
+        viewSaidSoldOutAfter = System.currentTimeMillis() - soldAt;
+        break;
+      }
+      Thread.sleep(50);
+    }
+    ev.check(notSoldOut.isEmpty(), "every probe on B after A sold the last unit got SOLD_OUT " + notSoldOut);
+    ev.note("B's view answered SOLD_OUT " + viewSaidSoldOutAfter + " ms after A sold the last unit (bound " + BOUND_MS + " ms)");
+    ev.check(viewSaidSoldOutAfter >= 0 && viewSaidSoldOutAfter <= BOUND_MS + ALLOWANCE_MS,
+        "B's view says sold out within its bound (+" + ALLOWANCE_MS + " ms scheduling room)");
+
+    // the unit comes back on A: B must sell it within the bound
+    ev.equal(200, Buyers.cancel(seller, orderId).status(), "A cancels: the unit comes back");
+    stack.awaitTrue(() -> stack.sql.remaining("sku-x04-view") == 1, 10_000, "the unit never came back");
+    long backAt = System.currentTimeMillis();
+    long soldAgainAfter = -1;
+    while (System.currentTimeMillis() - backAt < BOUND_MS + ALLOWANCE_MS + 2_000) {
+      HttpJson.Reply r = Buyers.create(watcher, "x04-view-again-" + probe++, "sku-x04-view", 1);
+      if (r.status() == 201) {
+        soldAgainAfter = System.currentTimeMillis() - backAt;
+        break;
+      }
+      Thread.sleep(50);
+    }
+    ev.note("B sold the returned unit " + soldAgainAfter + " ms after it was back (bound " + BOUND_MS + " ms)");
+    ev.check(soldAgainAfter >= 0 && soldAgainAfter <= BOUND_MS + ALLOWANCE_MS,
+        "B never refuses a unit that is there for longer than its bound");
+    ev.equal(0, stack.sql.remaining("sku-x04-view"), "the returned unit was sold once");
+  }
+
+  /** The stable code of a refusal: {@code outcome} for business answers, {@code error} otherwise. */
+  private static String code(HttpJson.Reply r) {
+    String outcome = r.text("outcome");
+    return outcome != null ? outcome : r.text("error");
+  }
+
+  private static long soldOutFromView(HttpJson admin) {
+    return admin.get("/metrics").body().path("counters").path("flashsale.gate.soldOutFromView").path("count").asLong();
+  }
+}
