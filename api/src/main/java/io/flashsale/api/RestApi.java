@@ -80,6 +80,7 @@ public final class RestApi {
     env.servlets().addFilter("order-mdc", new OrderMdc.ClearFilter()).addMappingForUrlPatterns(null, false, "/*");
     env.jersey().register(new ErrorMappers.MalformedJson());
     env.jersey().register(new ErrorMappers.WebErrors());
+    env.jersey().register(new ErrorMappers.DatabaseUnavailable());
     env.jersey().register(new ErrorMappers.Unexpected());
 
     if (s.devLogin()) env.jersey().register(new SessionResource(d.tokens(), principals, s.secureCookie()));

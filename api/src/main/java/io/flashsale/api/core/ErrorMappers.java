@@ -1,6 +1,8 @@
 package io.flashsale.api.core;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import io.flashsale.api.representations.ErrorBody;
+import io.flashsale.persistence.Database;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.Response;
 import jakarta.ws.rs.ext.ExceptionMapper;
@@ -44,6 +46,21 @@ public final class ErrorMappers {
         }
       });
       return out.build();
+    }
+  }
+
+  /**
+   * PostgreSQL did not answer (connection refused or lost, pool timeout, ...): 503 with
+   * Retry-After, the same request may be sent again (with the same key). A data error (SQLState
+   * 22/23) is no outage: it stays a 500.
+   */
+  public static final class DatabaseUnavailable implements ExceptionMapper<Database.DatabaseException> {
+    @Override
+    public Response toResponse(Database.DatabaseException e) {
+      if (e instanceof Database.DataError) return new Unexpected().toResponse(e);
+      log.warn("database unavailable (SQLState {}): {}", e.sqlState(), e.getMessage());
+      return ApiError.unavailable(1, new ErrorBody("DATABASE_UNAVAILABLE",
+          "the database did not answer; retry (with the same request_key or Idempotency-Key)"));
     }
   }
 

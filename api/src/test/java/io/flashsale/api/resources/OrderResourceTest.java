@@ -116,6 +116,7 @@ class OrderResourceTest {
         .addProvider(new OrderMdc.JerseyFilter())
         .addProvider(new ErrorMappers.MalformedJson())
         .addProvider(new ErrorMappers.WebErrors())
+        .addProvider(new ErrorMappers.DatabaseUnavailable())
         .addProvider(new ErrorMappers.Unexpected())
         .addResource(resource)
         .build();
@@ -502,6 +503,27 @@ class OrderResourceTest {
     assertEquals("1", r.getHeaderString("Retry-After"));
     assertEquals("OVERLOADED", json(r).get("outcome").asText());
     verifyNoInteractions(ORDERS);
+  }
+
+  @Test
+  void aDatabaseThatDoesNotAnswerIs503NotA500() {
+    java.sql.SQLException refused = new java.sql.SQLException("Connection to localhost:5432 refused", "08001");
+    when(SKUS.remaining(any(), any())).thenThrow(new io.flashsale.persistence.Database.DatabaseException(refused));
+    Response r = create(Body.valid().json());
+    assertEquals("1", r.getHeaderString("Retry-After"));
+    assertError(r, 503, "DATABASE_UNAVAILABLE");
+    verifyNoInteractions(ORDERS);
+
+    // the caller's revocation check reads the database before any resource runs
+    when(PRINCIPALS.isRevoked(any(), any())).thenThrow(new io.flashsale.persistence.Database.DatabaseException(refused));
+    assertError(asCaller("/orders/ord-0001").get(), 503, "DATABASE_UNAVAILABLE");
+  }
+
+  @Test
+  void aDataErrorStaysA500() {
+    java.sql.SQLException tooLong = new java.sql.SQLException("value too long", "22001");
+    when(SKUS.remaining(any(), any())).thenThrow(new io.flashsale.persistence.Database.DataError(tooLong));
+    assertError(create(Body.valid().json()), 500, "INTERNAL");
   }
 
   @Test

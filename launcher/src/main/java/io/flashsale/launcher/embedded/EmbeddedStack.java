@@ -123,7 +123,12 @@ public final class EmbeddedStack implements AutoCloseable {
       stopLeftoverPostmaster(pgDir.toPath());
       // no shutdown hook of its own: it must stop after the service drained, not beside it
       EmbeddedPostgres.Builder pg = EmbeddedPostgres.builder().setDataDirectory(pgDir).setCleanDataDirectory(false)
-          .setRegisterShutdownHook(false);
+          .setRegisterShutdownHook(false)
+          // zonky's default is synchronous_commit=off: a commit is acknowledged before its WAL leaves
+          // PostgreSQL's memory, so a crashed server loses the last acknowledged transactions (X-01
+          // lost 38 of them) while a workflow already recorded their step as done. On, a commit waits
+          // for its WAL write; fsync stays off (-F), so that costs a write call, not a disk flush
+          .setServerConfig("synchronous_commit", "on");
       if (cfg.database.embeddedPort > 0) pg.setPort(cfg.database.embeddedPort);
       postgres = pg.start();
       log.info("embedded PostgreSQL on port {} (data dir {})", postgres.getPort(), pgDir);
