@@ -4,6 +4,9 @@
 # An experiment found in the sources that wrote no result counts as failed (evidence/summary.sh).
 #   evidence/run.sh                      both engines: the in-memory one, then the dev server
 #   evidence/run.sh --engine dev-server  one engine only (dev-server or embedded)
+#   evidence/run.sh --engine dev-server --orders 5000 -Dtest=X05SoakTest
+#                                        the soak (X-05) alone, longer (default 1000 orders; -Dsoak.seed=S)
+# Other arguments go to Maven as they are.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 select=()
@@ -14,6 +17,11 @@ if [ "${1:-}" = "--engine" ]; then
     embedded) select=(-Devidence.devserver.skip=true); engines=(embedded) ;;
     *) echo "evidence: --engine dev-server|embedded" >&2; exit 64 ;;
   esac
+  shift 2
+fi
+if [ "${1:-}" = "--orders" ]; then
+  [[ "${2:-}" =~ ^[0-9]+$ ]] || { echo "evidence: --orders N (the soak's orders)" >&2; exit 64; }
+  select+=(-Dsoak.orders="$2")
   shift 2
 fi
 mvn -B -q -DskipTests install
