@@ -163,6 +163,7 @@ class OrderWorkflowPropertiesTest {
     if (stub != null) stub.close();
     if (db != null) db.close();
     if (postgres != null) postgres.close();
+    levels.forEach((name, level) -> ((ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(name)).setLevel(level));
   }
 
   @Test
@@ -601,12 +602,19 @@ class OrderWorkflowPropertiesTest {
     });
   }
 
+  /** Logger levels this test changed, to put back for the module's other tests. */
+  private static final Map<String, ch.qos.logback.classic.Level> levels = new LinkedHashMap<>();
+
   /** The steps log at INFO: keep this test's output to warnings and its own summary. */
   private static void quietLogs() {
-    ((ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME))
-        .setLevel(ch.qos.logback.classic.Level.WARN);
+    setLevel(org.slf4j.Logger.ROOT_LOGGER_NAME, ch.qos.logback.classic.Level.WARN);
     // a refused pay or cancel is a validator's answer, which the SDK logs as a warning with its trace
-    ((ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(
-        "io.temporal.internal.sync.WorkflowExecutionHandler")).setLevel(ch.qos.logback.classic.Level.ERROR);
+    setLevel("io.temporal.internal.sync.WorkflowExecutionHandler", ch.qos.logback.classic.Level.ERROR);
+  }
+
+  private static void setLevel(String name, ch.qos.logback.classic.Level level) {
+    ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(name);
+    levels.putIfAbsent(name, logger.getLevel());
+    logger.setLevel(level);
   }
 }
