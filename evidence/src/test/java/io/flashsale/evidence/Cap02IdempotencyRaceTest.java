@@ -16,7 +16,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * CAP-02 and CAP-04: idempotency under races. Four concurrent creates with one key and one payload
  * meet in one workflow and all get the same answer, 201 CREATED with the same body; stock is taken
  * once (2 units). Same key with another payload: 422, again on a retry. A mixed race (same key, two
- * payloads) never creates two orders. Concurrent cancels of one order release its units once. A
+ * payloads) never creates two orders: every request that sent the stored payload gets its 201 (the
+ * first or a replay, the same body), and every one that sent the other payload gets 422. Concurrent cancels of one order release its units once. A
  * retry after the order moved on, and after its workflow closed, still gets the first answer.
  */
 class Cap02IdempotencyRaceTest {
@@ -44,7 +45,7 @@ class Cap02IdempotencyRaceTest {
     HttpJson.Reply otherAgain = Buyers.create(buyer, "cap02-k1", "sku-cap02", 1);
     ev.check(otherAgain.status() == 422 && "KEY_REUSED".equals(otherAgain.text("outcome")), "and again 422 on its retry");
 
-    List<HttpJson.Reply> mixed = race(6, i -> Buyers.create(buyer, "cap02-k2", "sku-cap02", i % 2 == 0 ? 1 : 2));
+    List<HttpJson.Reply> mixed = race(6, i -> Buyers.create(buyer, "cap02-k2", "sku-cap02", mixedQuantity(i)));
     ev.note("mixed race on one key " + outcomes(mixed));
     ev.equal(1L, stack.sql.count("SELECT count(*) FROM orders WHERE request_key = 'cap02-k2'"), "one order for the key");
     List<HttpJson.Reply> created = mixed.stream().filter(r -> r.status() == 201).toList();
@@ -56,6 +57,24 @@ class Cap02IdempotencyRaceTest {
     ev.check(mixed.stream().allMatch(r -> r.status() == 201 || r.body().path("quantity").isMissingNode()),
         "the 422s carry no order");
     ev.equal(3L, (long) created.size(), "3 of the 6 share the winning payload (quantity " + winner + ")");
+    // each answer against the payload its own request sent: the stored order's payload won
+    int stored = (int) stack.sql.count("SELECT quantity FROM orders WHERE request_key = 'cap02-k2'");
+    ev.equal(stored, winner, "the 201s describe the stored order (quantity " + stored + ")");
+    List<String> byRequest = new ArrayList<>();
+    for (int i = 0; i < mixed.size(); i++) {
+      int sent = mixedQuantity(i);
+      HttpJson.Reply r = mixed.get(i);
+      byRequest.add("q" + sent + "→" + r.status() + " " + r.text("outcome"));
+      if (sent == stored) {
+        ev.check(r.status() == 201 && r.body().path("quantity").asInt() == sent
+                && r.text("order_id").equals(created.get(0).text("order_id")),
+            "request " + i + " sent the winning payload (quantity " + sent + "): 201 with that order");
+      } else {
+        ev.check(r.status() == 422 && "KEY_REUSED".equals(r.text("outcome")),
+            "request " + i + " sent the losing payload (quantity " + sent + "): 422 KEY_REUSED");
+      }
+    }
+    ev.note("mixed race by request " + byRequest);
 
     // CAP-04: concurrent cancels
     int before = stack.sql.remaining("sku-cap02");
@@ -80,6 +99,11 @@ class Cap02IdempotencyRaceTest {
     ev.equal(before + 2, stack.sql.remaining("sku-cap02"), "the retries took no stock");
     ev.equal(1L, stack.sql.count("SELECT count(*) FROM orders WHERE request_key = 'cap02-k1'"), "one order for the key");
     stack.checkReconcileClean(ev, "reconcile clean");
+  }
+
+  /** The mixed race's payloads: requests 0, 2, 4 ask for one unit, 1, 3, 5 for two. */
+  private static int mixedQuantity(int i) {
+    return i % 2 == 0 ? 1 : 2;
   }
 
   private interface Call {

@@ -1,6 +1,10 @@
 package io.flashsale.evidence;
 
 import io.flashsale.launcher.cli.HttpJson;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,8 +19,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * CAP-11: admission is bounded. With room for 2 creates in flight and both stuck (the SKU row is
  * locked by the test), 10 more creates are answered 503 OVERLOADED with Retry-After while the two
- * are still waiting — they are refused, not queued — and leave no row. Retried later with the same
- * keys, they go through.
+ * are still waiting — they are refused, not queued: each answer comes back within a second (the
+ * slowest is noted) — and leave no row. Retried later with the same keys, they go through.
  */
 class Cap11OverloadTest {
   @RegisterExtension static final Stack stack = new Stack().with("maxCreatesInFlight", 2);
@@ -30,6 +34,9 @@ class Cap11OverloadTest {
     ExecutorService pool = Executors.newFixedThreadPool(4);
     List<Future<HttpJson.Reply>> stuck = new ArrayList<>();
     Map<String, Integer> refused = new TreeMap<>();
+    List<Long> millis = new ArrayList<>();
+    List<String> retryAfter = new ArrayList<>();
+    HttpClient http = HttpClient.newHttpClient();
     try (Connection lock = stack.db().dataSource().getConnection()) {
       lock.setAutoCommit(false);
       lock.createStatement().execute("LOCK TABLE sku IN EXCLUSIVE MODE"); // reads pass, the reserve waits
@@ -42,8 +49,16 @@ class Cap11OverloadTest {
       stack.awaitTrue(() -> stack.sql.count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
           + " AND query LIKE 'UPDATE sku%'") == 2, 15_000, "two creates not in flight");
       for (int i = 2; i < 12; i++) {
-        HttpJson.Reply r = Buyers.create(buyers.get(i), "cap11-" + i, "sku-cap11", 1);
-        String key = r.status() + " " + r.text("outcome");
+        String body = HttpJson.JSON.writeValueAsString(Buyers.order("cap11-" + i, "sku-cap11", 1));
+        long t0 = System.nanoTime();
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(
+                URI.create("http://127.0.0.1:" + stack.wiring.apiPort() + "/orders"))
+            .header("Authorization", "Bearer " + buyers.get(i).token())
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+        millis.add((System.nanoTime() - t0) / 1_000_000);
+        retryAfter.add(r.headers().firstValue("Retry-After").orElse("(none)"));
+        String key = r.statusCode() + " " + HttpJson.JSON.readTree(r.body()).path("outcome").asText();
         refused.merge(key, 1, Integer::sum);
       }
       ev.check(stuck.stream().noneMatch(Future::isDone), "the two admitted creates were still waiting meanwhile");
@@ -51,6 +66,12 @@ class Cap11OverloadTest {
     }
     ev.note("answers while full " + refused);
     ev.equal(Map.of("503 OVERLOADED", 10), refused, "10 creates refused with 503 OVERLOADED");
+    long slowest = millis.stream().mapToLong(Long::longValue).max().orElseThrow();
+    ev.note("503 answer times (ms) " + millis + ", slowest " + slowest + " ms");
+    ev.check(slowest < 1_000, "every 503 came back within 1 s while admission was full (slowest " + slowest + " ms)");
+    ev.note("Retry-After headers " + new java.util.TreeSet<>(retryAfter));
+    ev.check(retryAfter.stream().allMatch(v -> v.matches("[1-9][0-9]*")),
+        "every 503 carries Retry-After with a whole number of seconds");
     for (Future<HttpJson.Reply> f : stuck) ev.equal(201, f.get().status(), "an admitted create completes once unblocked");
     ev.equal(2L, stack.sql.count("SELECT count(*) FROM orders WHERE sku = 'sku-cap11'"), "refused creates left no row");
     for (int i = 2; i < 12; i++) {

@@ -40,6 +40,11 @@ public final class OutboxRelay implements Managed {
   private final String name;
   private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
   private final AtomicLong delivered = new AtomicLong();
+  /**
+   * The claim skips rows another relay holds. Only a test switches it off (C29-09's control, as the
+   * payment path's Safeguards are switched): no configuration key, command or endpoint reaches it.
+   */
+  private volatile boolean skipLocked = true;
   private ScheduledExecutorService loop;
 
   public OutboxRelay(Database db, String consumerUrl, int batchSize, long pollMillis, String name) {
@@ -50,6 +55,14 @@ public final class OutboxRelay implements Managed {
     this.batchSize = batchSize;
     this.pollMillis = pollMillis;
     this.name = name;
+  }
+
+  /**
+   * Test-only: claims with a plain FOR UPDATE, so this relay's claim waits until another relay's
+   * batch commits instead of taking other rows (the control that shows what SKIP LOCKED buys).
+   */
+  public void switchOffSkipLocked() {
+    skipLocked = false;
   }
 
   /** Events this relay delivered and marked published. */
@@ -63,7 +76,7 @@ public final class OutboxRelay implements Managed {
       List<OutboxEvent> batch = new ArrayList<>();
       try (PreparedStatement ps = c.prepareStatement(
           "SELECT event_id, order_id, event_type, order_version, payload FROM outbox WHERE published_at IS NULL"
-              + " ORDER BY event_id LIMIT ? FOR UPDATE SKIP LOCKED")) {
+              + " ORDER BY event_id LIMIT ? FOR UPDATE" + (skipLocked ? " SKIP LOCKED" : ""))) {
         ps.setInt(1, batchSize);
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {

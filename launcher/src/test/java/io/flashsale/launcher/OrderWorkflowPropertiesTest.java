@@ -1,0 +1,620 @@
+package io.flashsale.launcher;
+
+import static org.junit.jupiter.api.Assertions.fail;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.sun.net.httpserver.HttpServer;
+import io.flashsale.activities.ChannelActivitiesImpl;
+import io.flashsale.activities.HotRowGate;
+import io.flashsale.activities.OrderActivitiesImpl;
+import io.flashsale.activities.Safeguards;
+import io.flashsale.api.resources.CallbackResource;
+import io.flashsale.channel.ChannelStub;
+import io.flashsale.launcher.cli.HttpJson;
+import io.flashsale.paymentchannel.PaymentChannel;
+import io.flashsale.paymentchannel.StatementRow;
+import io.flashsale.paymentchannel.http.HttpPaymentChannel;
+import io.flashsale.persistence.Database;
+import io.flashsale.persistence.Notifications;
+import io.flashsale.persistence.OrderQueries;
+import io.flashsale.persistence.Skus;
+import io.flashsale.reconciliation.Reconciler;
+import io.flashsale.workflows.CommandResult;
+import io.flashsale.workflows.CreateOrder;
+import io.flashsale.workflows.CreateOutcome;
+import io.flashsale.workflows.CreateResult;
+import io.flashsale.workflows.OrderSettings;
+import io.flashsale.workflows.OrderWorkflowImpl;
+import io.flashsale.workflows.Orders;
+import io.flashsale.workflows.WorkflowIds;
+import io.temporal.api.enums.v1.IndexedValueType;
+import io.temporal.testing.TestWorkflowEnvironment;
+import io.temporal.worker.Worker;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.net.InetSocketAddress;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * PBT-01: random sequences of commands (create, retry of a create, pay — answered, declined or
+ * with its reply lost —, cancel), channel-side events (a charge made at the channel, its held
+ * callbacks delivered in order or reversed, a callback delivered again) and time (skipped past
+ * the reservation TTL, the first query after UNKNOWN, the late-notice window) drive the order workflow on Temporal's
+ * time-skipping test environment, with the real activities on an embedded PostgreSQL, the real
+ * channel adapter against the channel stub, and the API's callback resource receiving the
+ * stub's callbacks.
+ *
+ * <p>After every step: conservation (total = remaining + held + confirmed), no oversell (units
+ * of PAID orders and confirmed units ≤ total, every PAID order's reservation CONFIRMED), at most
+ * one effect per notice (one moving effect and one transition per notify id), versions never go
+ * back and PAID / REFUNDED never change; a create's answer agrees with the stock it saw, and a
+ * retried create names the same order. After each sequence has settled (held callbacks
+ * delivered, timers skipped until nothing is in flight): every arrival has its effect, every
+ * order the channel charged is PAID or refunded (REFUNDED with one refund), no order was charged
+ * or refunded twice, nothing PAID or REFUNDED without money, and reconciliation is clean.
+ *
+ * <p>Sequences are generated from a seed ({@code -Dpbt.seed}, default fixed; {@code
+ * -Dpbt.tries}, default 50), each on its own SKU and buyers. A failing sequence is shrunk by
+ * dropping steps while it still fails, and reported with its seed and steps.
+ * {@code -Dpbt.switchOff=<Safeguard>} runs with one safeguard off, to see the properties fail.
+ */
+class OrderWorkflowPropertiesTest {
+  private static final int TRIES = Integer.getInteger("pbt.tries", 50);
+  private static final long SEED = Long.getLong("pbt.seed", 20_261_130L);
+  private static final String TENANT = "t1";
+  private static final long UNIT_PRICE = 1990;
+  private static final int PER_USER_LIMIT = 3;
+  private static final int BUYERS = 3;
+  /**
+   * TTL 60 s; the first query after UNKNOWN after 90 s (then backing off up to 2 minutes), so an
+   * UNKNOWN order can outlive its reservation; late notices for 10 minutes.
+   */
+  private static final OrderSettings SETTINGS = new OrderSettings(60_000, 90_000, 120_000, 600_000, 4_000, true);
+  private static final long CHANNEL_TIMEOUT_MS = 300;
+  private static final long SHRINK_BUDGET_MS = 90_000;
+
+  private static EmbeddedPostgres postgres;
+  private static Database db;
+  private static ChannelStub stub;
+  private static HttpJson channelHttp;
+  private static PaymentChannel channel;
+  private static HttpServer receiver;
+  private static ExecutorService receiverThreads;
+  private static String notifyUrl;
+  private static TestWorkflowEnvironment env;
+  private static Orders orders;
+  private static final Safeguards safeguards = new Safeguards();
+  /** Every callback body the receiver took, per merchant order: a channel may send any of them again. */
+  private static final Map<String, List<byte[]>> callbacks = new ConcurrentHashMap<>();
+  private static final AtomicInteger runs = new AtomicInteger();
+
+  @BeforeAll
+  static void start() throws Exception {
+    quietLogs();
+    postgres = EmbeddedPostgres.builder().start();
+    db = new Database(postgres.getJdbcUrl("postgres", "postgres"), "postgres", "postgres", 8);
+    db.migrate();
+
+    stub = ChannelStub.start(null);
+    channelHttp = new HttpJson(stub.baseUrl(), null, Duration.ofSeconds(30));
+    // every callback is held until a step delivers it: the sequence decides when and in which order
+    post("/_faults", Map.of("hold_callbacks", true));
+
+    env = TestWorkflowEnvironment.newInstance();
+    for (String name : TemporalRuntime.SEARCH_ATTRIBUTES) {
+      env.registerSearchAttribute(name, IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD);
+    }
+    orders = new Orders(env.getWorkflowClient(), SETTINGS, Duration.ofSeconds(30));
+    CallbackResource callbackResource = new CallbackResource(new Notifications(db), new OrderQueries(db), orders, null);
+    receiverThreads = Executors.newCachedThreadPool(r -> {
+      Thread t = new Thread(r, "pbt-callbacks");
+      t.setDaemon(true);
+      return t;
+    });
+    receiver = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 64);
+    receiver.setExecutor(receiverThreads);
+    receiver.createContext("/callbacks/payment", ex -> {
+      try (ex) {
+        byte[] raw = ex.getRequestBody().readAllBytes();
+        String mo = HttpJson.JSON.readTree(raw).path("merchant_order").asText();
+        callbacks.computeIfAbsent(mo, k -> new CopyOnWriteArrayList<>()).add(raw);
+        int status = callbackResource.receive(null, raw).getStatus();
+        ex.sendResponseHeaders(status, -1);
+      }
+    });
+    receiver.start();
+    notifyUrl = "http://127.0.0.1:" + receiver.getAddress().getPort() + "/callbacks/payment";
+    channel = new HttpPaymentChannel(stub.baseUrl(), notifyUrl, Duration.ofMillis(CHANNEL_TIMEOUT_MS));
+
+    String switchOff = System.getProperty("pbt.switchOff", "");
+    if (!switchOff.isBlank()) {
+      safeguards.switchOff(Safeguards.Safeguard.valueOf(switchOff));
+      System.out.println("PBT-01 runs with the safeguard " + switchOff + " switched OFF: the properties should fail");
+    }
+    Worker worker = env.newWorker(WorkflowIds.TASK_QUEUE);
+    worker.registerWorkflowImplementationTypes(OrderWorkflowImpl.class);
+    worker.registerActivitiesImplementations(
+        new OrderActivitiesImpl(db, SETTINGS.reservationTtl(), safeguards, HotRowGate.unlimited()),
+        new ChannelActivitiesImpl(channel, safeguards));
+    env.start();
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (env != null) env.close();
+    if (receiver != null) receiver.stop(0);
+    if (receiverThreads != null) receiverThreads.shutdownNow();
+    if (stub != null) stub.close();
+    if (db != null) db.close();
+    if (postgres != null) postgres.close();
+    levels.forEach((name, level) -> ((ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(name)).setLevel(level));
+  }
+
+  @Test
+  void randomSequencesKeepTheOrderInvariants() {
+    long started = System.currentTimeMillis();
+    Map<String, Integer> kinds = new TreeMap<>();
+    Map<String, Integer> finals = new TreeMap<>();
+    int steps = 0;
+    for (int i = 0; i < TRIES; i++) {
+      long seed = SEED + i;
+      Random rnd = new Random(seed);
+      int units = 1 + rnd.nextInt(3); // 1..3 units: the buyers outnumber them
+      List<Step> sequence = generate(rnd);
+      Run run = new Run(units);
+      try {
+        run.execute(sequence);
+      } catch (Exception | AssertionError e) {
+        Run smallest = shrink(units, sequence, run);
+        fail("PBT-01 sequence " + i + " (seed " + seed + ", rerun with -Dpbt.seed=" + seed + " -Dpbt.tries=1, "
+            + units + " units) broke a property: " + e + "\n  its steps: " + run.log + "\n  shrunk to "
+            + smallest.log.size() + " of " + sequence.size() + " steps, failing with: " + smallest.failure
+            + "\n  " + smallest.log, e);
+      }
+      steps += sequence.size();
+      for (Step s : sequence) kinds.merge(s.kind().name(), 1, Integer::sum);
+      run.finalStatuses().forEach(st -> finals.merge(st, 1, Integer::sum));
+    }
+    System.out.println("PBT-01 " + TRIES + " sequences, " + steps + " steps (seed " + SEED + ") in "
+        + (System.currentTimeMillis() - started) / 1000 + " s; steps by kind " + kinds + "; orders ended " + finals
+        + "; callback effects " + histogram("SELECT split_part(effect, ' ', 1) FROM payment_notification")
+        + "; transitions " + histogram("SELECT coalesce(from_status, '-') || '->' || to_status FROM order_transition"));
+  }
+
+  // ---- generation
+
+  enum Kind {
+    CREATE(6), RETRY_CREATE(2), PAY(6), PAY_DECLINED(2), PAY_REPLY_LOST(2), CANCEL(4), CHANNEL_CHARGE(2),
+    DELIVER(4), DELIVER_REVERSED(2), REDELIVER(2), SKIP_TTL(2), SKIP_FIRST_QUERY(2), SKIP_LATE_WINDOW(1);
+
+    final int weight;
+
+    Kind(int weight) {
+      this.weight = weight;
+    }
+  }
+
+  /** One step; {@code pick} chooses the order (or buyer), {@code arg} the quantity. */
+  record Step(Kind kind, int pick, int arg) {
+    @Override
+    public String toString() {
+      return kind + "(" + pick + "," + arg + ")";
+    }
+  }
+
+  private static List<Step> generate(Random rnd) {
+    int total = 0;
+    for (Kind k : Kind.values()) total += k.weight;
+    int n = 5 + rnd.nextInt(8);
+    List<Step> steps = new ArrayList<>();
+    steps.add(new Step(Kind.CREATE, rnd.nextInt(BUYERS), rnd.nextInt(2)));
+    for (int i = 1; i < n; i++) {
+      int w = rnd.nextInt(total);
+      Kind kind = null;
+      for (Kind k : Kind.values()) {
+        if (w < k.weight) {
+          kind = k;
+          break;
+        }
+        w -= k.weight;
+      }
+      steps.add(new Step(kind, rnd.nextInt(1000), rnd.nextInt(2)));
+    }
+    return steps;
+  }
+
+  /**
+   * Drops steps one at a time while the sequence still fails (each try on a fresh SKU and buyers);
+   * the smallest failing run, with its log and failure.
+   */
+  private static Run shrink(int units, List<Step> failing, Run failed) {
+    long deadline = System.currentTimeMillis() + SHRINK_BUDGET_MS;
+    List<Step> current = failing;
+    Run smallest = failed;
+    boolean smaller = true;
+    while (smaller && System.currentTimeMillis() < deadline) {
+      smaller = false;
+      for (int i = current.size() - 1; i >= 1 && System.currentTimeMillis() < deadline; i--) {
+        List<Step> candidate = new ArrayList<>(current);
+        candidate.remove(i);
+        Run attempt = new Run(units);
+        attempt.shrinking = true;
+        try {
+          attempt.execute(candidate);
+        } catch (Exception | AssertionError stillFails) {
+          attempt.failure = stillFails.toString();
+          current = candidate;
+          smallest = attempt;
+          smaller = true;
+        }
+      }
+    }
+    if (smallest.failure == null) smallest.failure = "(as above)";
+    return smallest;
+  }
+
+  // ---- one sequence on its own SKU and buyers
+
+  private record Order(String id, String workflowId, String subject, String key, int quantity, long amount) {}
+
+  private static final class Run {
+    final int n = runs.incrementAndGet();
+    final String sku = "sku-pbt-" + n;
+    final List<Order> made = new ArrayList<>();
+    final Map<String, String> last = new HashMap<>();
+    final List<String> log = new ArrayList<>();
+    String failure;
+    /** A run made while shrinking: the database also holds the failed runs' orders. */
+    boolean shrinking;
+    int keys;
+
+    Run(int units) {
+      new Skus(db).upsert(TENANT, sku, units, UNIT_PRICE, PER_USER_LIMIT);
+    }
+
+    void execute(List<Step> steps) throws Exception {
+      for (Step s : steps) {
+        log.add(s + " → " + apply(s));
+        checkAlways();
+      }
+      settle();
+      checkSettled();
+    }
+
+    private String subject(int buyer) {
+      return "pbt" + n + "-u" + buyer;
+    }
+
+    private String apply(Step s) throws Exception {
+      if (made.isEmpty() && s.kind() != Kind.CREATE) return "no order yet";
+      Order o = made.isEmpty() ? null : made.get(s.pick() % made.size());
+      switch (s.kind()) {
+        case CREATE -> {
+          String subject = subject(s.pick() % BUYERS);
+          int quantity = 1 + s.arg();
+          String key = "k" + (keys++);
+          int before = remaining();
+          CreateResult r = orders.create(new CreateOrder(TENANT, subject, key, sku, quantity, null), false);
+          int after = remaining();
+          switch (r.outcome()) {
+            case CREATED -> {
+              check(before >= quantity && after == before - quantity,
+                  "CREATED took its units: remaining " + before + " → " + after + " for " + quantity);
+              made.add(new Order(r.order().orderId(), WorkflowIds.forScope(TENANT, subject, key), subject, key,
+                  quantity, r.order().amount()));
+            }
+            case SOLD_OUT -> check(before < quantity && after == before, "SOLD_OUT only when " + quantity + " > " + before);
+            case USER_LIMIT -> check(before >= quantity && after == before, "USER_LIMIT took nothing");
+            default -> fail("a create with a fresh key answered " + r.outcome());
+          }
+          if (r.outcome() != CreateOutcome.CREATED) {
+            check(count("SELECT count(*) FROM orders WHERE subject = ? AND request_key = ?", subject, key) == 0,
+                r.outcome() + " stored no order");
+          }
+          return subject + " x" + quantity + " " + r.outcome() + (r.order() == null ? "" : " " + r.order().orderId());
+        }
+        case RETRY_CREATE -> {
+          CreateResult r = orders.create(new CreateOrder(TENANT, o.subject(), o.key(), sku, o.quantity(), null), true);
+          check((r.outcome() == CreateOutcome.CREATED || r.outcome() == CreateOutcome.REPLAY) && r.order() != null
+              && o.id().equals(r.order().orderId()), "a retried create names its order " + o.id() + ": " + r.outcome());
+          return o.id() + " " + r.outcome();
+        }
+        case PAY -> {
+          return o.id() + " " + command(o, () -> orders.pay(o.workflowId(), null));
+        }
+        case PAY_DECLINED -> {
+          fault(o, Map.of("decline", true));
+          return o.id() + " " + command(o, () -> orders.pay(o.workflowId(), null));
+        }
+        case PAY_REPLY_LOST -> {
+          fault(o, Map.of("reply_delay_ms", 3 * CHANNEL_TIMEOUT_MS));
+          return o.id() + " " + command(o, () -> orders.pay(o.workflowId(), null));
+        }
+        case CANCEL -> {
+          return o.id() + " " + command(o, () -> orders.cancel(o.workflowId(), null));
+        }
+        case CHANNEL_CHARGE -> {
+          // the buyer paid on the channel's side (e.g. a request our pay had given up on)
+          HttpJson.Reply r = channelHttp.post("/charge",
+              Map.of("merchant_order", o.id(), "amount", o.amount(), "notify_url", notifyUrl));
+          return o.id() + " channel " + r.status() + " " + (r.body() == null ? r.raw() : r.body().path("result").asText());
+        }
+        case DELIVER, DELIVER_REVERSED -> {
+          boolean reversed = s.kind() == Kind.DELIVER_REVERSED;
+          int released = release(o.id(), reversed);
+          awaitApplied(o.id());
+          return o.id() + " " + released + " callbacks" + (reversed ? " reversed" : "") + " → " + effects(o.id());
+        }
+        case REDELIVER -> {
+          List<byte[]> sent = callbacks.getOrDefault(o.id(), List.of());
+          if (sent.isEmpty()) return o.id() + " nothing delivered yet";
+          byte[] again = sent.get(s.arg() == 0 ? 0 : sent.size() - 1);
+          HttpJson.Reply r = new HttpJson(notifyUrl.replace("/callbacks/payment", ""), null)
+              .post("/callbacks/payment", new String(again, java.nio.charset.StandardCharsets.UTF_8));
+          check(r.status() == 200, "a callback sent again is accepted: " + r.status());
+          awaitApplied(o.id());
+          return o.id() + " again " + HttpJson.JSON.readTree(again).path("notify_id").asText() + " → " + effects(o.id());
+        }
+        case SKIP_FIRST_QUERY -> {
+          env.sleep(Duration.ofMillis(SETTINGS.unknownFirstQueryMillis() + 1_000));
+          return "skipped past the first query after UNKNOWN";
+        }
+        case SKIP_TTL -> {
+          env.sleep(Duration.ofMillis(SETTINGS.reservationTtlMillis() + 1_000));
+          return "skipped past the reservation TTL";
+        }
+        case SKIP_LATE_WINDOW -> {
+          env.sleep(Duration.ofMillis(SETTINGS.lateNoticeWindowMillis() + 60_000));
+          return "skipped past the late-notice window";
+        }
+        default -> throw new IllegalStateException(s.kind().name());
+      }
+    }
+
+    /**
+     * A pay or cancel as the API sends it. An order whose workflow has closed (after its late-notice
+     * window) is answered from its row by the API; that is only right for a final order.
+     */
+    private String command(Order o, java.util.function.Supplier<CommandResult> call) {
+      try {
+        CommandResult r = call.get();
+        return (r.outcome() == null ? "ran" : r.outcome().name()) + " " + r.status() + " v" + r.version();
+      } catch (RuntimeException closed) {
+        String status = status(o.id());
+        check(List.of("PAID", "FAILED", "CANCELLED", "REFUNDED").contains(status),
+            "a command failed on an order that is not final (" + status + "): " + closed);
+        return "workflow closed, order " + status;
+      }
+    }
+
+    private void fault(Order o, Map<String, Object> rule) {
+      Map<String, Object> body = new LinkedHashMap<>(rule);
+      body.put("merchant_order", o.id());
+      body.put("hold_callbacks", true); // an order's own rule replaces the default one
+      post("/_faults", body);
+    }
+
+    /** Delivers every held callback and skips time until no order of this sequence is in flight. */
+    private void settle() throws Exception {
+      for (int round = 0; round < 12; round++) {
+        // counted before the release: nothing in flight, nothing left to publish a callback
+        long inFlight = count("SELECT count(*) FROM orders WHERE sku = ? AND status IN ('PAYING', 'UNKNOWN', 'REFUNDING')", sku);
+        int released = 0;
+        for (Order o : made) {
+          released += release(o.id(), false);
+          awaitApplied(o.id());
+        }
+        if (released == 0 && inFlight == 0) return;
+        if (inFlight > 0) {
+          env.sleep(Duration.ofMillis(SETTINGS.unknownFirstQueryMillis() + SETTINGS.unknownQueryCapMillis()));
+          long deadline = System.currentTimeMillis() + 5_000;
+          while (System.currentTimeMillis() < deadline && count("SELECT count(*) FROM orders WHERE sku = ?"
+              + " AND status IN ('PAYING', 'UNKNOWN', 'REFUNDING')", sku) > 0) {
+            Thread.sleep(50);
+          }
+        }
+        checkAlways();
+      }
+      fail("sequence did not settle: " + statuses());
+    }
+
+    // ---- properties
+
+    private void checkAlways() {
+      // conservation and no oversell, read as one statement
+      long[] stock = db.read(c -> {
+        try (PreparedStatement ps = c.prepareStatement("SELECT s.total, s.remaining,"
+            + " coalesce(sum(r.quantity) FILTER (WHERE r.status = 'HELD'), 0),"
+            + " coalesce(sum(r.quantity) FILTER (WHERE r.status = 'CONFIRMED'), 0),"
+            + " (SELECT coalesce(sum(o.quantity), 0) FROM orders o WHERE o.tenant = s.tenant AND o.sku = s.sku AND o.status = 'PAID')"
+            + " FROM sku s LEFT JOIN reservation r ON r.tenant = s.tenant AND r.sku = s.sku"
+            + " WHERE s.tenant = ? AND s.sku = ? GROUP BY s.tenant, s.sku, s.total, s.remaining")) {
+          ps.setString(1, TENANT);
+          ps.setString(2, sku);
+          try (ResultSet rs = ps.executeQuery()) {
+            rs.next();
+            return new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5)};
+          }
+        }
+      });
+      check(stock[0] == stock[1] + stock[2] + stock[3], "conservation: total " + stock[0] + " = remaining " + stock[1]
+          + " + held " + stock[2] + " + confirmed " + stock[3]);
+      check(stock[3] <= stock[0] && stock[4] <= stock[0], "no oversell: confirmed " + stock[3] + ", paid units "
+          + stock[4] + ", total " + stock[0]);
+      check(count("SELECT count(*) FROM orders o JOIN reservation r ON r.reservation_key = o.reservation_key"
+          + " WHERE o.sku = ? AND o.status = 'PAID' AND r.status <> 'CONFIRMED'", sku) == 0,
+          "every PAID order's reservation is CONFIRMED");
+      // at most one effect per notice: one moving effect per notify id, one transition per notify id
+      List<String> twice = column("SELECT n.notify_id FROM payment_notification n JOIN orders o ON o.order_id = n.merchant_order"
+          + " WHERE o.sku = ? AND split_part(n.effect, ' ', 1) NOT IN"
+          + " ('DUPLICATE', 'IGNORED', 'NOOP', 'REJECTED', 'AMOUNT_MISMATCH', 'REPLAY_CANCEL')"
+          + " GROUP BY n.notify_id HAVING count(*) > 1", sku);
+      check(twice.isEmpty(), "at most one effect per notice; took effect more than once: " + twice);
+      List<String> moved = column("SELECT t.order_id || ' ' || split_part(t.cause, ' ', 2) FROM order_transition t"
+          + " JOIN orders o ON o.order_id = t.order_id WHERE o.sku = ? AND t.cause LIKE 'callback %'"
+          + " GROUP BY t.order_id, split_part(t.cause, ' ', 2) HAVING count(*) > 1", sku);
+      check(moved.isEmpty(), "at most one transition per notice; moved more than once: " + moved);
+      // versions only go up; PAID and REFUNDED are final
+      for (Map.Entry<String, String> now : statuses().entrySet()) {
+        String before = last.put(now.getKey(), now.getValue());
+        if (before == null) continue;
+        String[] b = before.split(" v");
+        String[] a = now.getValue().split(" v");
+        check(Integer.parseInt(a[1]) >= Integer.parseInt(b[1]), now.getKey() + " version went back: " + before + " → " + now.getValue());
+        if (b[0].equals("PAID") || b[0].equals("REFUNDED")) {
+          check(before.equals(now.getValue()), now.getKey() + " left a final status: " + before + " → " + now.getValue());
+        }
+      }
+    }
+
+    private void checkSettled() throws Exception {
+      check(count("SELECT count(*) FROM payment_notification n JOIN orders o ON o.order_id = n.merchant_order"
+          + " WHERE o.sku = ? AND n.effect IS NULL", sku) == 0, "every callback arrival has its effect");
+      Map<String, int[]> ledger = new HashMap<>(); // order → {charges, refunds}
+      for (StatementRow row : channel.statement()) {
+        int[] l = ledger.computeIfAbsent(row.merchantOrder(), k -> new int[2]);
+        if (row.movement() == StatementRow.Movement.CHARGE) l[0]++;
+        if (row.movement() == StatementRow.Movement.REFUND) l[1]++;
+      }
+      Map<String, String> now = statuses();
+      for (Order o : made) {
+        int[] l = ledger.getOrDefault(o.id(), new int[2]);
+        String status = now.get(o.id()).split(" ")[0];
+        String what = o.id() + " " + status + " charged " + l[0] + " refunded " + l[1];
+        check(l[0] <= 1 && l[1] <= 1, "charged and refunded at most once: " + what);
+        if (l[0] == 1) {
+          check(l[1] == 0 ? status.equals("PAID") : status.equals("REFUNDED"),
+              "a charged order is PAID, or REFUNDED with its refund: " + what);
+        } else {
+          check(l[1] == 0 && !status.equals("PAID") && !status.equals("REFUNDED"),
+              "an order never charged is neither PAID nor REFUNDED: " + what);
+        }
+      }
+      Reconciler.Report report = new Reconciler(db, channel).run(null);
+      if (shrinking) {
+        // an earlier failing run left its damage behind: judge this run's own orders only
+        List<String> own = report.mismatches().stream()
+            .filter(m -> made.stream().anyMatch(o -> m.startsWith(o.id() + " "))).toList();
+        check(own.isEmpty(), "reconciliation finds nothing on this sequence's orders: " + own);
+      } else {
+        check(report.clean() && report.pending() == 0, "reconciliation clean: " + report.text().strip());
+      }
+    }
+
+    List<String> finalStatuses() {
+      return statuses().values().stream().map(v -> v.split(" ")[0]).toList();
+    }
+
+    private Map<String, String> statuses() {
+      Map<String, String> out = new TreeMap<>();
+      for (String line : column("SELECT order_id || ' ' || status || ' v' || version FROM orders WHERE sku = ?", sku)) {
+        int space = line.indexOf(' ');
+        out.put(line.substring(0, space), line.substring(space + 1));
+      }
+      return out;
+    }
+
+    private String status(String orderId) {
+      List<String> s = column("SELECT status FROM orders WHERE order_id = ?", orderId);
+      return s.isEmpty() ? null : s.get(0);
+    }
+
+    private String effects(String orderId) {
+      return String.join(", ", column("SELECT notify_id || ' ' || kind || ' ' || coalesce(effect, '-')"
+          + " FROM payment_notification WHERE merchant_order = ? ORDER BY id", orderId));
+    }
+
+    private int remaining() {
+      return (int) count("SELECT remaining FROM sku WHERE tenant = ? AND sku = ?", TENANT, sku);
+    }
+
+    private void check(boolean holds, String property) {
+      if (!holds) throw new AssertionError(property);
+    }
+  }
+
+  // ---- channel stub and database helpers
+
+  private static int release(String orderId, boolean reversed) {
+    HttpJson.Reply r = post("/_callbacks/release", Map.of("merchant_order", orderId, "order", reversed ? "reverse" : "fifo"));
+    return r.body().path("released").asInt();
+  }
+
+  /** Waits until the workflow applied every arrival of the order's callbacks. */
+  private static void awaitApplied(String orderId) throws InterruptedException {
+    long deadline = System.currentTimeMillis() + 30_000;
+    while (count("SELECT count(*) FROM payment_notification WHERE merchant_order = ? AND effect IS NULL", orderId) > 0) {
+      if (System.currentTimeMillis() > deadline) throw new AssertionError("callbacks of " + orderId + " not applied in 30 s");
+      Thread.sleep(20);
+    }
+  }
+
+  private static HttpJson.Reply post(String path, Object body) {
+    HttpJson.Reply r = channelHttp.post(path, body);
+    if (r.status() != 200) throw new IllegalStateException("channel stub " + path + ": " + r.status() + " " + r.raw());
+    return r;
+  }
+
+  private static long count(String sql, Object... args) {
+    return db.read(c -> {
+      try (PreparedStatement ps = c.prepareStatement(sql)) {
+        for (int i = 0; i < args.length; i++) ps.setObject(i + 1, args[i]);
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          return rs.getLong(1);
+        }
+      }
+    });
+  }
+
+  private static Map<String, Integer> histogram(String sql) {
+    Map<String, Integer> out = new TreeMap<>();
+    for (String v : column(sql)) out.merge(String.valueOf(v), 1, Integer::sum);
+    return out;
+  }
+
+  private static List<String> column(String sql, Object... args) {
+    return db.read(c -> {
+      try (PreparedStatement ps = c.prepareStatement(sql)) {
+        for (int i = 0; i < args.length; i++) ps.setObject(i + 1, args[i]);
+        List<String> out = new ArrayList<>();
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) out.add(rs.getString(1));
+        }
+        return out;
+      }
+    });
+  }
+
+  /** Logger levels this test changed, to put back for the module's other tests. */
+  private static final Map<String, ch.qos.logback.classic.Level> levels = new LinkedHashMap<>();
+
+  /** The steps log at INFO: keep this test's output to warnings and its own summary. */
+  private static void quietLogs() {
+    setLevel(org.slf4j.Logger.ROOT_LOGGER_NAME, ch.qos.logback.classic.Level.WARN);
+    // a refused pay or cancel is a validator's answer, which the SDK logs as a warning with its trace
+    setLevel("io.temporal.internal.sync.WorkflowExecutionHandler", ch.qos.logback.classic.Level.ERROR);
+  }
+
+  private static void setLevel(String name, ch.qos.logback.classic.Level level) {
+    ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(name);
+    levels.putIfAbsent(name, logger.getLevel());
+    logger.setLevel(level);
+  }
+}
