@@ -62,8 +62,8 @@ final class CommitAckCutter implements AutoCloseable {
         pg.setTcpNoDelay(true);
         connections.incrementAndGet();
         Link link = new Link(client, pg);
-        start("cutter-up", () -> link.up());
-        start("cutter-down", () -> link.down());
+        start("cutter-up", link::up);
+        start("cutter-down", link::down);
       } catch (IOException e) {
         if (server.isClosed()) return;
       }

@@ -87,6 +87,29 @@ class X01PostgresRestartTest {
     return new String[] {id, created.body(), paid.body()};
   }
 
+  /**
+   * The highest attempt of any database step in a run: a local step's marker carries its attempt,
+   * an activity task's start event its attempt (the server counts those).
+   */
+  private static int maxStepAttempt(String workflowId) {
+    int max = 1;
+    for (var e : Histories.of(stack, workflowId)) {
+      if (e.getEventType() == io.temporal.api.enums.v1.EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED) {
+        max = Math.max(max, e.getActivityTaskStartedEventAttributes().getAttempt());
+      } else if (e.getEventType() == io.temporal.api.enums.v1.EventType.EVENT_TYPE_MARKER_RECORDED
+          && e.getMarkerRecordedEventAttributes().getMarkerName().equals("LocalActivity")) {
+        var meta = e.getMarkerRecordedEventAttributes().getDetailsMap().get("meta");
+        if (meta == null) continue;
+        try {
+          max = Math.max(max, HttpJson.JSON.readTree(meta.getPayloads(0).getData().toStringUtf8()).path("atpt").asInt(1));
+        } catch (java.io.IOException unreadable) {
+          throw new AssertionError("unreadable local activity marker " + e.getEventId(), unreadable);
+        }
+      }
+    }
+    return max;
+  }
+
   @Test
   void postgresKilledAndRestartedMidSale() throws Exception {
     stack.sku(SKU, STOCK, 3);
@@ -184,6 +207,11 @@ class X01PostgresRestartTest {
           && Buyers.chargeRequests(stack.channel, id) == 1,
           id + ": one PAID transition, one event, one charge request, CHARGED");
     }
+    Map<Integer, Integer> attempts = new TreeMap<>();
+    for (String wf : stack.sql.column("SELECT workflow_id FROM orders WHERE request_key LIKE 'x01-%'")) {
+      attempts.merge(maxStepAttempt(wf), 1, Integer::sum);
+    }
+    ev.note("runs by the highest attempt of a database step (1: never retried) " + attempts);
     long confirmed = stack.sql.count("SELECT coalesce(sum(quantity), 0) FROM reservation WHERE tenant = 't1' AND sku = ?"
         + " AND status = 'CONFIRMED'", SKU);
     long held = stack.sql.count("SELECT coalesce(sum(quantity), 0) FROM reservation WHERE tenant = 't1' AND sku = ?"
