@@ -187,7 +187,8 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
         }
       });
     }
-    Reconciler reconciler = new Reconciler(db, channel);
+    // the fulfillment check reads the consumer's shipments through its own pool (not checked without one here)
+    Reconciler reconciler = new Reconciler(db, channel, consumer);
     TokenService tokens = new TokenService(TokenService.keys(cfg.auth.secret, cfg.auth.keys), cfg.auth.signingKeyId,
         cfg.auth.tokenTtlSeconds, Clock.systemUTC());
     WorkflowAudit audit = new WorkflowAudit(temporal.service(), temporal.client(), cfg.temporal.namespace);
