@@ -19,7 +19,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * safeguard on (C29-12) the same check is clean.
  */
 class C2918ConsumerWithoutDedupTest {
-  @RegisterExtension static final Stack stack = new Stack().with("relay.enabled", false);
+  // the relay is run by hand; a channel timeout a busy machine cannot miss, so each pay answers PAID
+  @RegisterExtension static final Stack stack = new Stack().with("relay.enabled", false)
+      .with("channel.timeoutMs", 5_000);
   @RegisterExtension static final AfterAllCallback restore = context -> {
     if (stack.wiring != null && stack.wiring.consumer() != null) stack.wiring.consumer().restoreIdempotency();
   };
