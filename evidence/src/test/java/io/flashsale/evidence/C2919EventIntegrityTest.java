@@ -51,7 +51,8 @@ class C2919EventIntegrityTest {
         ev.equal(0L, stack.sql.count("SELECT count(*) FROM outbox WHERE order_id = ?", id),
             "the second write (the event) has not happened");
         // the next worker starts while the window is held (the step in flight stays with the first)
-        try (ChildJvm second = ChildJvm.start("c2919-worker-2", stack.workerProperties(300), "worker", "embedded.yml")) {
+        try (ChildJvm second = ChildJvm.start("c2919-worker-2", stack.workerProperties(300), "worker",
+            "embedded.yml")) {
           second.awaitLog("worker polling", 60_000);
           ev.note("STAGE PAID committed, event insert waiting in a second transaction; worker pid " + first.pid()
               + " killed");
