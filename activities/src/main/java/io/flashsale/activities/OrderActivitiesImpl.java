@@ -3,6 +3,7 @@ package io.flashsale.activities;
 import io.flashsale.paymentchannel.ChannelResult;
 
 import io.flashsale.persistence.Database;
+import io.flashsale.persistence.DualWrite;
 import io.flashsale.persistence.Inventory;
 import io.flashsale.persistence.OrderRow;
 import io.flashsale.persistence.OrderTx;
@@ -42,6 +43,7 @@ public class OrderActivitiesImpl implements OrderActivities {
   private final Database db;
   private final Duration reservationTtl;
   private final PaymentRules rules;
+  private final Safeguards safeguards;
   private final HotRowGate hotRow;
 
   public OrderActivitiesImpl(Database db, Duration reservationTtl) {
@@ -56,6 +58,7 @@ public class OrderActivitiesImpl implements OrderActivities {
     this.db = db;
     this.reservationTtl = reservationTtl;
     this.rules = new PaymentRules(safeguards, reservationTtl);
+    this.safeguards = safeguards;
     this.hotRow = hotRow;
   }
 
@@ -188,8 +191,9 @@ public class OrderActivitiesImpl implements OrderActivities {
 
   @Override
   public Step applyChannelAnswer(String orderId, ChannelAnswer answer, String cause) {
-    return tx(c -> {
-      OrderTx tx = new OrderTx(c, orderId);
+    DualWrite dualWrite = dualWrite();
+    Step step = tx(c -> {
+      OrderTx tx = new OrderTx(c, orderId, dualWrite);
       Effect effect = switch (answer.result()) {
         case CHARGED -> rules.onCharged(tx, tx.row().amount(), cause);
         case DECLINED, CLOSED -> rules.onNotCharged(tx, cause + " " + answer.result());
@@ -199,6 +203,23 @@ public class OrderActivitiesImpl implements OrderActivities {
       log.info("order {} {} {} -> {}", orderId, cause, answer.result(), effect);
       return tx.step(effect);
     });
+    writeHeldEvents(orderId, dualWrite);
+    return step;
+  }
+
+  /**
+   * Null: the PAID event goes into the order's transaction (rule 1). Only with the safeguard
+   * PAID_EVENT_IN_SAME_TX switched off (negative control C29-19) is it held for a second one.
+   */
+  private DualWrite dualWrite() {
+    return safeguards.on(Safeguards.Safeguard.PAID_EVENT_IN_SAME_TX) ? null : new DualWrite();
+  }
+
+  /** Negative control C29-19: the second write of the dual write, after the order's transaction committed. */
+  private void writeHeldEvents(String orderId, DualWrite dualWrite) {
+    if (dualWrite == null || dualWrite.isEmpty()) return;
+    log.warn("order {} PAID committed without its event; writing it in a second transaction (dual write, C29-19)", orderId);
+    tx(dualWrite::writeHeld);
   }
 
   @Override
@@ -276,9 +297,10 @@ public class OrderActivitiesImpl implements OrderActivities {
 
   @Override
   public Step applyNotice(String orderId, Notice n) {
-    return tx(c -> {
+    DualWrite dualWrite = dualWrite();
+    Step step = tx(c -> {
       String recorded = recordedEffect(c, n, orderId);
-      OrderTx tx = new OrderTx(c, orderId);
+      OrderTx tx = new OrderTx(c, orderId, dualWrite);
       if (recorded != null) return tx.step(recorded); // a retry after the effect committed
       String cause = "callback " + n.notifyId();
       Effect effect;
@@ -303,6 +325,8 @@ public class OrderActivitiesImpl implements OrderActivities {
       log.info("order {} notice {} {} -> {}", orderId, n.notifyId(), n.kind(), effect);
       return tx.step(effect);
     });
+    writeHeldEvents(orderId, dualWrite);
+    return step;
   }
 
   /**

@@ -21,10 +21,16 @@ final class ChildJvm implements AutoCloseable {
   }
 
   static ChildJvm start(String name, Map<String, String> systemProperties, String... args) throws IOException {
+    return startMain(name, "io.flashsale.launcher.FlashsaleApplication", systemProperties, args);
+  }
+
+  /** As start, with another entry point on the test classpath (e.g. {@link WorkerWithoutSafeguard}). */
+  static ChildJvm startMain(String name, String mainClass, Map<String, String> systemProperties, String... args)
+      throws IOException {
     String java = ProcessHandle.current().info().command().orElse("java");
     List<String> cmd = new ArrayList<>(List.of(java, "-Xmx256m", "-cp", System.getProperty("java.class.path")));
     systemProperties.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
-    cmd.add("io.flashsale.launcher.FlashsaleApplication");
+    cmd.add(mainClass);
     cmd.addAll(List.of(args));
     Path dir = Path.of("target", "children");
     Files.createDirectories(dir);

@@ -11,6 +11,9 @@ import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.Executors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -18,18 +21,20 @@ import org.slf4j.LoggerFactory;
 /**
  * The downstream fulfillment service: receives order events over HTTP on its own port, with its
  * own pool and schema. Dedup by event id (DUPLICATE), a per-order version guard (STALE), every
- * arrival logged; an ORDER_PAID that applies ships the order once.
+ * arrival logged; an ORDER_PAID that applies ships the order once. Its shipments are offered to
+ * reconciliation through {@link Shipments}.
  */
-public final class FulfillmentConsumer implements Managed {
+public final class FulfillmentConsumer implements Managed, Shipments {
   private static final Logger log = LoggerFactory.getLogger(FulfillmentConsumer.class);
   private static final ObjectMapper JSON = new ObjectMapper();
   public static final String SCHEMA = "fulfillment";
 
   /**
-   * Test-only switch for the negative control C29-18: off, the consumer neither dedups by event id
-   * nor guards by version. No configuration reaches it.
+   * The consumer's idempotency, one safeguard: the inbox (dedup by event id) and the version guard
+   * together. Only the negative control C29-18 switches it off, through this instance; no
+   * configuration key, command or endpoint reaches it.
    */
-  public static volatile boolean dedup = true;
+  private volatile boolean idempotent = true;
 
   private final Database db;
   private final String host;
@@ -56,8 +61,31 @@ public final class FulfillmentConsumer implements Managed {
     return "http://" + host + ":" + port + "/events";
   }
 
+  /** Negative control C29-18 only: events are applied without the inbox and without the version guard. */
+  public void switchOffIdempotency() {
+    idempotent = false;
+  }
+
+  /** Puts the idempotency back (after a negative control). */
+  public void restoreIdempotency() {
+    idempotent = true;
+  }
+
+  @Override
+  public Map<String, Integer> shipCounts() {
+    return db.read(c -> {
+      Map<String, Integer> out = new TreeMap<>();
+      try (PreparedStatement ps = c.prepareStatement("SELECT order_id, ship_count FROM fulfillment WHERE ship_count > 0");
+          ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) out.put(rs.getString(1), rs.getInt(2));
+      }
+      return out;
+    });
+  }
+
   /** Applies one event; returns APPLIED, DUPLICATE or STALE. */
   public String receive(long eventId, String orderId, String eventType, int orderVersion) {
+    boolean dedup = idempotent;
     String effect = db.inTx(c -> {
       if (dedup) {
         try (PreparedStatement ps = c.prepareStatement(

@@ -155,6 +155,39 @@ class FulfillmentConsumerTest {
     assertEquals(new Fulfillment(3, "ORDER_PAID", 1), consumer.fulfillment(order));
   }
 
+  // ---- what reconciliation reads: the shipments, through the consumer's own pool
+
+  @Test
+  void theShipmentsNameEveryShippedOrderOnceWithItsCount() throws Exception {
+    Event paid = newEvent("ORDER_PAID", 3);
+    Event cancelled = newEvent("ORDER_CANCELLED", 2);
+
+    assertEffect("APPLIED", deliver(paid.json()));
+    assertEffect("DUPLICATE", deliver(paid.json()));
+    assertEffect("APPLIED", deliver(cancelled.json()));
+
+    Map<String, Integer> shipped = consumer.shipments().shipCounts();
+    assertEquals(1, shipped.get(paid.orderId()));
+    assertFalse(shipped.containsKey(cancelled.orderId()), "an order that was not shipped is not a shipment");
+  }
+
+  @Test
+  void withoutIdempotencyARedeliveryShipsAgainAndTheShipmentsShowIt() throws Exception {
+    Event paid = newEvent("ORDER_PAID", 3);
+    consumer.switchOffIdempotency();
+    try {
+      assertEffect("APPLIED", deliver(paid.json()));
+      // neither the inbox nor the version guard stops the copy
+      assertEffect("APPLIED", deliver(paid.json()));
+    } finally {
+      consumer.restoreIdempotency();
+    }
+    assertEquals(2, consumer.shipments().shipCounts().get(paid.orderId()));
+    // restored: the copies ran without the inbox, so the next one is stopped by the version guard
+    assertEffect("STALE", deliver(paid.json()));
+    assertEquals(2, consumer.fulfillment(paid.orderId()).shipCount(), "restored: the next copy ships nothing");
+  }
+
   // ---- what is refused, with nothing stored
 
   static Stream<Arguments> untrustedBodies() {

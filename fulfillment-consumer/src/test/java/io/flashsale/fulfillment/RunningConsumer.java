@@ -118,6 +118,20 @@ public final class RunningConsumer implements AutoCloseable {
         Collectors.mapping(Arrival::effect, Collectors.toList())));
   }
 
+  /** The consumer itself, as reconciliation sees it: the orders it shipped and how often. */
+  public Shipments shipments() {
+    return consumer;
+  }
+
+  /** The negative control's switch (C29-18): inbox and version guard off, until restored. */
+  public void switchOffIdempotency() {
+    consumer.switchOffIdempotency();
+  }
+
+  public void restoreIdempotency() {
+    consumer.restoreIdempotency();
+  }
+
   /** The order's fulfillment row, or null when no event of it was applied. */
   public Fulfillment fulfillment(String orderId) {
     return inspect.read(c -> {

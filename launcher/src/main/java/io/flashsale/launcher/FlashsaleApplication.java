@@ -39,6 +39,20 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
       WorkflowAudit workflowAudit, Safeguards safeguards, String jdbcUrl, String channelUrl, int apiPort, int adminPort, String callbackSecret) {}
 
   private volatile Wiring wiring;
+  /**
+   * The payment path's safeguards, given to the worker this process runs (server or worker
+   * command). All on; only code holding the instance switches one off, no configuration does.
+   */
+  private final Safeguards safeguards;
+
+  public FlashsaleApplication() {
+    this(new Safeguards());
+  }
+
+  /** With a given safeguards instance: a negative control's own entry point (C29-19's worker JVM). */
+  public FlashsaleApplication(Safeguards safeguards) {
+    this.safeguards = safeguards;
+  }
 
   public static void main(String[] args) throws Exception {
     new FlashsaleApplication().run(args);
@@ -67,7 +81,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     bootstrap.addCommand(new ReconcileCommand());
     bootstrap.addCommand(new ChannelCommand());
     bootstrap.addCommand(new RelayCommand());
-    bootstrap.addCommand(new WorkerCommand());
+    bootstrap.addCommand(new WorkerCommand(safeguards));
     bootstrap.addCommand(new io.flashsale.launcher.cli.ReplayCommand());
     for (CommandPlugin plugin : java.util.ServiceLoader.load(CommandPlugin.class)) plugin.addCommands(bootstrap, this);
   }
@@ -148,7 +162,6 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     boolean inMemory = engine == io.flashsale.launcher.TemporalEngine.EMBEDDED;
     if (!inMemory) temporal.awaitReady(cfg.temporal.namespace, Duration.ofSeconds(60));
     temporal.ensureSearchAttributes(cfg.temporal.namespace, inMemory);
-    Safeguards safeguards = new Safeguards();
     if (cfg.worker) cfg.registerWorker(temporal, db, channel, safeguards);
     env.lifecycle().manage(new Managed() {
       @Override
@@ -187,7 +200,8 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
         }
       });
     }
-    Reconciler reconciler = new Reconciler(db, channel);
+    // the fulfillment check reads the consumer's shipments through its own pool (not checked without one here)
+    Reconciler reconciler = new Reconciler(db, channel, consumer);
     TokenService tokens = new TokenService(TokenService.keys(cfg.auth.secret, cfg.auth.keys), cfg.auth.signingKeyId,
         cfg.auth.tokenTtlSeconds, Clock.systemUTC());
     WorkflowAudit audit = new WorkflowAudit(temporal.service(), temporal.client(), cfg.temporal.namespace);

@@ -45,17 +45,25 @@ public final class OrderTransitions {
    * from → to if the row still is (from, version). Returns the transition, or null when rejected.
    */
   public static Transition apply(Connection c, OrderRow o, OrderStatus to, String cause) throws SQLException {
-    return write(c, o, to, cause, true);
+    return write(c, o, to, cause, true, true);
   }
 
   /** Negative control C29-16 only (the activities' safeguard TRANSITION_PRECONDITION switched off). */
   public static Transition applyWithoutPrecondition(Connection c, OrderRow o, OrderStatus to, String cause)
       throws SQLException {
-    return write(c, o, to, cause, false);
+    return write(c, o, to, cause, false, true);
   }
 
-  private static Transition write(Connection c, OrderRow o, OrderStatus to, String cause, boolean precondition)
-      throws SQLException {
+  /**
+   * Negative control C29-19 only (the safeguard PAID_EVENT_IN_SAME_TX switched off): the status
+   * write without its outbox event, which {@link DualWrite} writes in a second transaction.
+   */
+  static Transition applyWithoutEvent(Connection c, OrderRow o, OrderStatus to, String cause) throws SQLException {
+    return write(c, o, to, cause, true, false);
+  }
+
+  private static Transition write(Connection c, OrderRow o, OrderStatus to, String cause, boolean precondition,
+      boolean event) throws SQLException {
     int newVersion;
     try (PreparedStatement ps = c.prepareStatement(
         "UPDATE orders SET status = ?, version = version + 1, updated_at = now() WHERE order_id = ?"
@@ -73,19 +81,22 @@ public final class OrderTransitions {
     }
     Transition t = new Transition(o.status(), to, newVersion, cause);
     record(c, o.orderId(), t);
-    if (to.isTerminal()) {
-      try (PreparedStatement ps = c.prepareStatement(
-          "INSERT INTO outbox (order_id, event_type, order_version, payload) VALUES (?, ?, ?, ?)")) {
-        ps.setString(1, o.orderId());
-        ps.setString(2, "ORDER_" + to.name());
-        ps.setInt(3, newVersion);
-        ps.setString(4, "{\"order_id\":\"" + o.orderId() + "\",\"status\":\"" + to + "\",\"version\":" + newVersion
-            + ",\"tenant\":\"" + o.tenant() + "\",\"sku\":\"" + o.sku() + "\",\"quantity\":" + o.quantity()
-            + ",\"amount\":" + o.amount() + "}");
-        ps.executeUpdate();
-      }
-    }
+    if (to.isTerminal() && event) insertEvent(c, o, to, newVersion);
     return t;
+  }
+
+  /** The outbox event of the order's move to a terminal status (o: the row; its id and goods). */
+  static void insertEvent(Connection c, OrderRow o, OrderStatus to, int newVersion) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        "INSERT INTO outbox (order_id, event_type, order_version, payload) VALUES (?, ?, ?, ?)")) {
+      ps.setString(1, o.orderId());
+      ps.setString(2, "ORDER_" + to.name());
+      ps.setInt(3, newVersion);
+      ps.setString(4, "{\"order_id\":\"" + o.orderId() + "\",\"status\":\"" + to + "\",\"version\":" + newVersion
+          + ",\"tenant\":\"" + o.tenant() + "\",\"sku\":\"" + o.sku() + "\",\"quantity\":" + o.quantity()
+          + ",\"amount\":" + o.amount() + "}");
+      ps.executeUpdate();
+    }
   }
 
   private static void record(Connection c, String orderId, Transition t) throws SQLException {

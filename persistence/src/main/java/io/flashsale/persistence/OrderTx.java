@@ -15,10 +15,18 @@ public final class OrderTx {
   public final Connection c;
   private OrderRow row;
   private final List<Transition> made = new ArrayList<>();
+  /** Null except in the negative control C29-19: then the PAID event is written after the commit. */
+  private final DualWrite dualWrite;
 
   public OrderTx(Connection c, String orderId) throws SQLException {
+    this(c, orderId, null);
+  }
+
+  /** dualWrite non-null: negative control C29-19 only, the PAID event is left to a second transaction. */
+  public OrderTx(Connection c, String orderId, DualWrite dualWrite) throws SQLException {
     this.c = c;
     this.row = OrderRow.lock(c, orderId);
+    this.dualWrite = dualWrite;
   }
 
   public OrderRow row() {
@@ -31,10 +39,13 @@ public final class OrderTx {
 
   /** A transition that must take effect: the row is locked, so a rejection is a bug and rolls back. */
   public void move(OrderStatus to, String cause) throws SQLException {
-    Transition t = OrderTransitions.apply(c, row, to, cause);
+    boolean eventLater = dualWrite != null && dualWrite.takes(to);
+    Transition t = eventLater ? OrderTransitions.applyWithoutEvent(c, row, to, cause)
+        : OrderTransitions.apply(c, row, to, cause);
     if (t == null) {
       throw new IllegalStateException("transition rejected " + row.orderId() + " " + row.status() + "->" + to);
     }
+    if (eventLater) dualWrite.hold(row, to, t.version());
     row = row.with(to, t.version());
     made.add(t);
   }

@@ -11,6 +11,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.flashsale.workflows.OrderStatus;
 import io.flashsale.workflows.Step;
@@ -171,6 +172,43 @@ class OrderTransitionsTest {
     }));
 
     assertEquals(before, stored(order));
+  }
+
+  // ---- the dual write of negative control C29-19
+
+  @Test
+  void aDualWriteCommitsPaidWithoutItsEventAndWritesTheEventOnlyInASecondTransaction() {
+    OrderRow paying = move(newOrder(), PAYING);
+    DualWrite dualWrite = new DualWrite();
+
+    pg.db().inTx(c -> {
+      OrderTx tx = new OrderTx(c, paying.orderId(), dualWrite);
+      tx.move(PAID, "charged");
+      return null;
+    });
+
+    Transition paid = new Transition(PAYING, PAID, 3, "charged");
+    List<Transition> all = List.of(creation(), new Transition(CREATED, PAYING, 2, "move"), paid);
+    // committed: the order is PAID with no event; a crash here loses the event for good
+    assertEquals(new Stored(PAID, 3, all, List.of()), stored(paying));
+
+    assertEquals(1, pg.db().inTx(dualWrite::writeHeld));
+    assertEquals(new Stored(PAID, 3, all, List.of(new OutboxEvent("ORDER_PAID", 3))), stored(paying));
+    assertEquals(0, pg.db().inTx(dualWrite::writeHeld), "written once");
+  }
+
+  @Test
+  void aDualWriteLeavesEveryOtherMoveAsItWas() {
+    DualWrite dualWrite = new DualWrite();
+    OrderRow order = newOrder();
+
+    pg.db().inTx(c -> {
+      new OrderTx(c, order.orderId(), dualWrite).move(CANCELLED, "expired");
+      return null;
+    });
+
+    assertEquals(List.of(new OutboxEvent("ORDER_CANCELLED", 2)), stored(order).outbox());
+    assertTrue(dualWrite.isEmpty(), "nothing held back");
   }
 
   // ---- helpers

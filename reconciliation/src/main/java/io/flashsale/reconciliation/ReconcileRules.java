@@ -154,6 +154,27 @@ public final class ReconcileRules {
     return out;
   }
 
+  /** What the fulfillment check finds, in the consumer's own record of what it shipped. */
+  public enum FulfillmentFlag {
+    /** The downstream shipped the order more than once: an event took effect twice there. */
+    SHIPPED_MORE_THAN_ONCE
+  }
+
+  public record FulfillmentFinding(String orderId, FulfillmentFlag flag, int shipCount) {}
+
+  /**
+   * The fulfillment check: each order shipped at most once. shipCounts is the consumer's own
+   * answer (order → times shipped). A count only grows, so a read taken after the snapshot cannot
+   * raise a finding that is gone by then.
+   */
+  public static List<FulfillmentFinding> fulfillment(Map<String, Integer> shipCounts) {
+    List<FulfillmentFinding> out = new ArrayList<>();
+    new java.util.TreeMap<>(shipCounts).forEach((order, shipped) -> {
+      if (shipped > 1) out.add(new FulfillmentFinding(order, FulfillmentFlag.SHIPPED_MORE_THAN_ONCE, shipped));
+    });
+    return out;
+  }
+
   public static long channelNet(Map<String, LedgerEntry> ledger) {
     return ledger.values().stream().mapToLong(LedgerEntry::net).sum();
   }

@@ -1,5 +1,6 @@
 package io.flashsale.reconciliation;
 
+import io.flashsale.fulfillment.Shipments;
 import io.flashsale.paymentchannel.PaymentChannel;
 import io.flashsale.paymentchannel.StatementRow;
 import io.flashsale.persistence.Database;
@@ -19,8 +20,8 @@ import java.util.TreeMap;
 
 /**
  * Reconciliation (docs/DESIGN.md §Reconciliation): every order against the channel's ledger and
- * its current reservation, then the global checks. Orders still in flight are counted as pending,
- * not judged.
+ * its current reservation, then the global checks, then the fulfillment check against the
+ * consumer's own shipments. Orders still in flight are counted as pending, not judged.
  */
 public final class Reconciler {
 
@@ -56,10 +57,17 @@ public final class Reconciler {
 
   private final Database db;
   private final PaymentChannel channel;
+  /** The fulfillment consumer's shipments; null when no consumer is reachable (not checked). */
+  private final Shipments shipments;
 
   public Reconciler(Database db, PaymentChannel channel) {
+    this(db, channel, null);
+  }
+
+  public Reconciler(Database db, PaymentChannel channel, Shipments shipments) {
     this.db = db;
     this.channel = channel;
+    this.shipments = shipments;
   }
 
   private record Snapshot(List<OrderLine> orders, int confirmed, long drift) {}
@@ -82,6 +90,8 @@ public final class Reconciler {
         case OTHER -> { } // not money this reconciliation judges
       }
     }
+    // the consumer's own record, read after the snapshot like the ledger: ship counts only grow
+    Map<String, Integer> shipped = shipments == null ? null : shipments.shipCounts();
     List<OrderLine> orders = snap.orders();
     Map<String, Integer> classes = new TreeMap<>();
     List<String> mismatches = new ArrayList<>();
@@ -114,6 +124,18 @@ public final class Reconciler {
     ReconcileRules.Totals totals = new ReconcileRules.Totals(paid, paidSum, pending, paidWithoutEvent, confirmed, drift);
     for (ReconcileRules.GlobalFinding f : ReconcileRules.global(ledger, known::contains, this::orderExists, totals)) {
       mismatches.add(f.line());
+    }
+    if (shipped == null) {
+      notes.add("fulfillment not checked: no fulfillment consumer in this process");
+    } else {
+      Map<String, String> statusOf = new HashMap<>();
+      for (OrderLine o : orders) statusOf.put(o.orderId(), o.status());
+      List<ReconcileRules.FulfillmentFinding> found = ReconcileRules.fulfillment(shipped);
+      notes.add("fulfillment shipped=" + shipped.size() + " shipped_more_than_once=" + found.size());
+      for (ReconcileRules.FulfillmentFinding f : found) {
+        mismatches.add(f.orderId() + " " + statusOf.getOrDefault(f.orderId(), "(after snapshot)") + " " + f.flag()
+            + " shipped=" + f.shipCount());
+      }
     }
     long channelNet = ReconcileRules.channelNet(ledger);
     return new Report(classes, mismatches, pending, channelNet, paidSum, confirmed, paid, drift, notes);

@@ -5,6 +5,8 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.flashsale.reconciliation.ReconcileRules.Flag;
+import io.flashsale.reconciliation.ReconcileRules.FulfillmentFinding;
+import io.flashsale.reconciliation.ReconcileRules.FulfillmentFlag;
 import io.flashsale.reconciliation.ReconcileRules.GlobalFinding;
 import io.flashsale.reconciliation.ReconcileRules.GlobalFlag;
 import io.flashsale.reconciliation.ReconcileRules.LedgerEntry;
@@ -237,5 +239,27 @@ class ReconcileRulesTest {
     List<GlobalFinding> found = ReconcileRules.global(Map.of("ord-0002", CHARGED), id -> false,
         "ord-0002"::equals, new Totals(0, 0, 1, 0, 0, 0));
     assertTrue(found.isEmpty(), found.toString());
+  }
+
+  // ---------------------------------------------------------------- fulfillment
+
+  @Test
+  void ordersShippedOnceRaiseNothing() {
+    assertEquals(List.of(), ReconcileRules.fulfillment(Map.of(ORDER, 1, "ord-0002", 1)));
+    assertEquals(List.of(), ReconcileRules.fulfillment(Map.of()));
+  }
+
+  @Test
+  void anOrderShippedMoreThanOnceIsNamedWithItsCount() {
+    assertEquals(List.of(new FulfillmentFinding("ord-0002", FulfillmentFlag.SHIPPED_MORE_THAN_ONCE, 2),
+            new FulfillmentFinding("ord-0003", FulfillmentFlag.SHIPPED_MORE_THAN_ONCE, 3)),
+        ReconcileRules.fulfillment(Map.of("ord-0003", 3, ORDER, 1, "ord-0002", 2)));
+  }
+
+  @Test
+  void everyFulfillmentFlagIsRaisedBySomeCase() {
+    Set<FulfillmentFlag> raised = EnumSet.noneOf(FulfillmentFlag.class);
+    for (FulfillmentFinding f : ReconcileRules.fulfillment(Map.of(ORDER, 2))) raised.add(f.flag());
+    assertEquals(EnumSet.allOf(FulfillmentFlag.class), raised);
   }
 }

@@ -14,8 +14,16 @@ import net.sourceforge.argparse4j.inf.Namespace;
  * Temporal frontend and channel (the split production mode; run more of them to scale out).
  */
 public class WorkerCommand extends ConfiguredCommand<FlashsaleConfiguration> {
+  private final io.flashsale.activities.Safeguards safeguards;
+
   public WorkerCommand() {
+    this(new io.flashsale.activities.Safeguards());
+  }
+
+  /** The activities get this instance (all on, unless a negative control's entry point switched one off). */
+  public WorkerCommand(io.flashsale.activities.Safeguards safeguards) {
     super("worker", "run a Temporal worker for orders (no API) against the configured database, Temporal, channel");
+    this.safeguards = safeguards;
   }
 
   @Override
@@ -44,7 +52,7 @@ public class WorkerCommand extends ConfiguredCommand<FlashsaleConfiguration> {
     TemporalRuntime temporal = cfg.temporal.connect(cfg.temporal.target, true, metrics);
     // a worker may be the first process on a namespace: an unregistered attribute would fail its workflow tasks
     temporal.ensureSearchAttributes(cfg.temporal.namespace, false);
-    cfg.registerWorker(temporal, db, channel, new io.flashsale.activities.Safeguards());
+    cfg.registerWorker(temporal, db, channel, safeguards);
     temporal.start();
     System.out.println("worker polling " + cfg.temporal.target + " (workflows=" + cfg.workerWorkflows + ", activities="
         + cfg.workerActivities + ", pid " + ProcessHandle.current().pid() + ")");
