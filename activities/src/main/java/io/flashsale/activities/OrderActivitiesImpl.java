@@ -42,6 +42,7 @@ public class OrderActivitiesImpl implements OrderActivities {
   private final Database db;
   private final Duration reservationTtl;
   private final PaymentRules rules;
+  private final Safeguards safeguards;
   private final HotRowGate hotRow;
 
   public OrderActivitiesImpl(Database db, Duration reservationTtl) {
@@ -56,7 +57,14 @@ public class OrderActivitiesImpl implements OrderActivities {
     this.db = db;
     this.reservationTtl = reservationTtl;
     this.rules = new PaymentRules(safeguards, reservationTtl);
+    this.safeguards = safeguards;
     this.hotRow = hotRow;
+  }
+
+  /** The order's row, locked, for one decision (the negative control C29-16 may switch the lock or the write guard off). */
+  private OrderTx open(Connection c, String orderId) throws SQLException {
+    return new OrderTx(c, orderId, safeguards.on(Safeguards.Safeguard.ROW_LOCK),
+        safeguards.on(Safeguards.Safeguard.CONDITIONAL_WRITE));
   }
 
   /**
@@ -179,7 +187,7 @@ public class OrderActivitiesImpl implements OrderActivities {
   @Override
   public Step beginPay(String orderId) {
     return tx(c -> {
-      OrderTx tx = new OrderTx(c, orderId);
+      OrderTx tx = open(c, orderId);
       if (tx.status() != OrderStatus.CREATED) return tx.step(Effect.of(Kind.REJECTED, tx.status()));
       tx.move(OrderStatus.PAYING, "pay");
       return tx.step(Effect.of(Kind.PAYING));
@@ -189,7 +197,7 @@ public class OrderActivitiesImpl implements OrderActivities {
   @Override
   public Step applyChannelAnswer(String orderId, ChannelAnswer answer, String cause) {
     return tx(c -> {
-      OrderTx tx = new OrderTx(c, orderId);
+      OrderTx tx = open(c, orderId);
       Effect effect = switch (answer.result()) {
         case CHARGED -> rules.onCharged(tx, tx.row().amount(), cause);
         case DECLINED, CLOSED -> rules.onNotCharged(tx, cause + " " + answer.result());
@@ -204,7 +212,7 @@ public class OrderActivitiesImpl implements OrderActivities {
   @Override
   public Step cancel(String orderId, String cause) {
     return tx(c -> {
-      OrderTx tx = new OrderTx(c, orderId);
+      OrderTx tx = open(c, orderId);
       if (tx.status() == OrderStatus.CANCELLED) return tx.step(Effect.of(Kind.REPLAY_CANCEL));
       if (tx.status() != OrderStatus.CREATED) return tx.step(Effect.of(Kind.REJECTED, tx.status()));
       Inventory.release(c, tx.row().reservationKey());
@@ -217,7 +225,7 @@ public class OrderActivitiesImpl implements OrderActivities {
   @Override
   public Step expireReservation(String orderId) {
     return tx(c -> {
-      OrderTx tx = new OrderTx(c, orderId);
+      OrderTx tx = open(c, orderId);
       switch (tx.status()) {
         case CREATED -> {
           Inventory.release(c, tx.row().reservationKey());
@@ -278,7 +286,7 @@ public class OrderActivitiesImpl implements OrderActivities {
   public Step applyNotice(String orderId, Notice n) {
     return tx(c -> {
       String recorded = recordedEffect(c, n, orderId);
-      OrderTx tx = new OrderTx(c, orderId);
+      OrderTx tx = open(c, orderId);
       if (recorded != null) return tx.step(recorded); // a retry after the effect committed
       String cause = "callback " + n.notifyId();
       Effect effect;
@@ -331,7 +339,7 @@ public class OrderActivitiesImpl implements OrderActivities {
   @Override
   public Step completeRefund(String orderId, String cause) {
     return tx(c -> {
-      OrderTx tx = new OrderTx(c, orderId);
+      OrderTx tx = open(c, orderId);
       if (tx.status() != OrderStatus.REFUNDING) return tx.step(Effect.of(Kind.NOOP, tx.status()));
       tx.move(OrderStatus.REFUNDED, cause);
       return tx.step(Effect.of(Kind.REFUNDED));

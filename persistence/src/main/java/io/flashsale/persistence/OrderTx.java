@@ -14,11 +14,22 @@ import java.util.List;
 public final class OrderTx {
   public final Connection c;
   private OrderRow row;
+  private final boolean conditionalWrite;
   private final List<Transition> made = new ArrayList<>();
 
   public OrderTx(Connection c, String orderId) throws SQLException {
+    this(c, orderId, true, true);
+  }
+
+  /**
+   * Negative control C29-16 only: {@code lockRow} false reads the row without {@code FOR UPDATE},
+   * {@code conditionalWrite} false writes without the {@code AND status = ? AND version = ?} guard.
+   * Each one alone keeps a decision made on a row that has since moved from being written.
+   */
+  public OrderTx(Connection c, String orderId, boolean lockRow, boolean conditionalWrite) throws SQLException {
     this.c = c;
-    this.row = OrderRow.lock(c, orderId);
+    this.conditionalWrite = conditionalWrite;
+    this.row = lockRow ? OrderRow.lock(c, orderId) : OrderRow.read(c, orderId);
   }
 
   public OrderRow row() {
@@ -31,17 +42,12 @@ public final class OrderTx {
 
   /** A transition that must take effect: the row is locked, so a rejection is a bug and rolls back. */
   public void move(OrderStatus to, String cause) throws SQLException {
-    Transition t = OrderTransitions.apply(c, row, to, cause);
+    Transition t = conditionalWrite
+        ? OrderTransitions.apply(c, row, to, cause)
+        : OrderTransitions.applyWithoutPrecondition(c, row, to, cause);
     if (t == null) {
       throw new IllegalStateException("transition rejected " + row.orderId() + " " + row.status() + "->" + to);
     }
-    row = row.with(to, t.version());
-    made.add(t);
-  }
-
-  /** Negative control C29-16: the status write without its precondition. */
-  public void moveWithoutPrecondition(OrderStatus to, String cause) throws SQLException {
-    Transition t = OrderTransitions.applyWithoutPrecondition(c, row, to, cause);
     row = row.with(to, t.version());
     made.add(t);
   }
