@@ -62,6 +62,17 @@ public class OrderActivitiesImpl implements OrderActivities {
     this.hotRow = hotRow;
   }
 
+  /** The order's row, locked, for one decision (the negative control C29-16 may switch the lock or the write guard off). */
+  private OrderTx open(Connection c, String orderId) throws SQLException {
+    return open(c, orderId, null);
+  }
+
+  /** The order's transaction with the safeguards as switched (all on outside the negative controls). */
+  private OrderTx open(Connection c, String orderId, DualWrite dualWrite) throws SQLException {
+    return new OrderTx(c, orderId, safeguards.on(Safeguards.Safeguard.ROW_LOCK),
+        safeguards.on(Safeguards.Safeguard.CONDITIONAL_WRITE), dualWrite);
+  }
+
   /**
    * One transaction of an activity. A data error becomes a non-retryable failure of type
    * {@link OrderActivities#DATA_ERROR} (the workflow flags the order); anything else is thrown
@@ -182,7 +193,7 @@ public class OrderActivitiesImpl implements OrderActivities {
   @Override
   public Step beginPay(String orderId) {
     return tx(c -> {
-      OrderTx tx = new OrderTx(c, orderId);
+      OrderTx tx = open(c, orderId);
       if (tx.status() != OrderStatus.CREATED) return tx.step(Effect.of(Kind.REJECTED, tx.status()));
       tx.move(OrderStatus.PAYING, "pay");
       return tx.step(Effect.of(Kind.PAYING));
@@ -193,7 +204,7 @@ public class OrderActivitiesImpl implements OrderActivities {
   public Step applyChannelAnswer(String orderId, ChannelAnswer answer, String cause) {
     DualWrite dualWrite = dualWrite();
     Step step = tx(c -> {
-      OrderTx tx = new OrderTx(c, orderId, dualWrite);
+      OrderTx tx = open(c, orderId, dualWrite);
       Effect effect = switch (answer.result()) {
         case CHARGED -> rules.onCharged(tx, tx.row().amount(), cause);
         case DECLINED, CLOSED -> rules.onNotCharged(tx, cause + " " + answer.result());
@@ -225,7 +236,7 @@ public class OrderActivitiesImpl implements OrderActivities {
   @Override
   public Step cancel(String orderId, String cause) {
     return tx(c -> {
-      OrderTx tx = new OrderTx(c, orderId);
+      OrderTx tx = open(c, orderId);
       if (tx.status() == OrderStatus.CANCELLED) return tx.step(Effect.of(Kind.REPLAY_CANCEL));
       if (tx.status() != OrderStatus.CREATED) return tx.step(Effect.of(Kind.REJECTED, tx.status()));
       Inventory.release(c, tx.row().reservationKey());
@@ -238,7 +249,7 @@ public class OrderActivitiesImpl implements OrderActivities {
   @Override
   public Step expireReservation(String orderId) {
     return tx(c -> {
-      OrderTx tx = new OrderTx(c, orderId);
+      OrderTx tx = open(c, orderId);
       switch (tx.status()) {
         case CREATED -> {
           Inventory.release(c, tx.row().reservationKey());
@@ -300,7 +311,7 @@ public class OrderActivitiesImpl implements OrderActivities {
     DualWrite dualWrite = dualWrite();
     Step step = tx(c -> {
       String recorded = recordedEffect(c, n, orderId);
-      OrderTx tx = new OrderTx(c, orderId, dualWrite);
+      OrderTx tx = open(c, orderId, dualWrite);
       if (recorded != null) return tx.step(recorded); // a retry after the effect committed
       String cause = "callback " + n.notifyId();
       Effect effect;
@@ -355,7 +366,7 @@ public class OrderActivitiesImpl implements OrderActivities {
   @Override
   public Step completeRefund(String orderId, String cause) {
     return tx(c -> {
-      OrderTx tx = new OrderTx(c, orderId);
+      OrderTx tx = open(c, orderId);
       if (tx.status() != OrderStatus.REFUNDING) return tx.step(Effect.of(Kind.NOOP, tx.status()));
       tx.move(OrderStatus.REFUNDED, cause);
       return tx.step(Effect.of(Kind.REFUNDED));

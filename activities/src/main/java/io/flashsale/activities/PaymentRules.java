@@ -28,20 +28,19 @@ final class PaymentRules {
   Effect onCharged(OrderTx tx, long amount, String cause) throws SQLException {
     OrderRow o = tx.row();
     if (amount != o.amount()) return Effect.of(Kind.AMOUNT_MISMATCH);
-    if (!safeguards.on(Safeguards.Safeguard.TRANSITION_PRECONDITION)) {
-      tx.moveWithoutPrecondition(OrderStatus.PAID, cause); // negative control C29-16 only
-      return Effect.of(Kind.PAID);
-    }
     // a switch expression: a new status does not compile until its answer to a success is decided
     Effect settled = switch (o.status()) {
       case PAID, REFUNDING, REFUNDED -> Effect.of(Kind.DUPLICATE, o.status());
-      case FAILED, CANCELLED -> {
-        tx.move(OrderStatus.REFUNDING, cause + " after " + o.status());
-        yield Effect.of(Kind.REFUNDING_ANOMALY);
-      }
+      case FAILED, CANCELLED -> Effect.of(Kind.REFUNDING_ANOMALY);
       case CREATED, PAYING, UNKNOWN -> null; // paid now, below
     };
-    if (settled != null) return settled;
+    if (settled != null && !safeguards.on(Safeguards.Safeguard.TRANSITION_PRECONDITION)) {
+      settled = null; // negative control C29-16 only: the success is applied from whatever status
+    }
+    if (settled != null) {
+      if (settled.kind() == Kind.REFUNDING_ANOMALY) tx.move(OrderStatus.REFUNDING, cause + " after " + o.status());
+      return settled;
+    }
     // CREATED / PAYING / UNKNOWN: PAID only if the confirm took effect, in this transaction
     boolean confirmed = Inventory.confirm(tx.c, o.reservationKey());
     if (confirmed || !safeguards.on(Safeguards.Safeguard.CONFIRM_MUST_TAKE_EFFECT)) { // the switch: negative control C29-17 only

@@ -4,8 +4,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The safeguards of the payment path that the negative controls (C29-14..17, C29-19) switch off
- * one at a time, to show that reconciliation catches the damage. One instance is given to the
+ * The safeguards of the payment path that the negative controls (C29-14..17, C29-19) switch off,
+ * to show that reconciliation catches the damage. One instance is given to the
  * activities when the worker is wired; all are on, and no configuration key, command or endpoint
  * reaches them: only code holding the instance (an in-process experiment) can switch one off.
  */
@@ -16,8 +16,22 @@ public final class Safeguards {
     TIMEOUT_IS_UNKNOWN,
     /** C29-15: NOT_FOUND fails the order only after the channel closed the charge. */
     CLOSE_BEFORE_FAIL,
-    /** C29-16: a success notice moves the order only from the status it expects. */
+    /**
+     * C29-16: a success moves the order to PAID only from CREATED, PAYING or UNKNOWN (the rule in
+     * {@code PaymentRules.onCharged}); off, a success is applied from any status. Only this rule:
+     * the row lock, the conditional write and the confirm stay.
+     */
     TRANSITION_PRECONDITION,
+    /**
+     * C29-16: the status write carries {@code AND status = ? AND version = ?}, so a decision made
+     * on a row that has moved since is refused. Off, only that SQL condition is dropped.
+     */
+    CONDITIONAL_WRITE,
+    /**
+     * C29-16: every decision reads the order under {@code SELECT … FOR UPDATE}. Off, the row is
+     * read without the lock (the conditional write then is the only protection left).
+     */
+    ROW_LOCK,
     /** C29-17: PAID only when confirming the reservation took effect. */
     CONFIRM_MUST_TAKE_EFFECT,
     /**

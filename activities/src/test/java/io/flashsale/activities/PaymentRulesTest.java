@@ -300,39 +300,66 @@ class PaymentRulesTest {
 
   @ParameterizedTest
   @EnumSource(names = {"FAILED", "CANCELLED", "REFUNDING", "REFUNDED"})
-  void withTransitionPreconditionOffASuccessWritesPaidOverAnOrderThatMustNotBePaid(OrderStatus from) {
+  void withTransitionPreconditionOffASuccessPaysAnOrderThatMustNotBePaid(OrderStatus from) {
     Order guarded = newOrder(from);
     Order unguarded = newOrder(from);
     State before = unguarded.state();
 
     apply(rules, guarded, CHARGED);
-    assertEquals("PAID", apply(rulesWithout(TRANSITION_PRECONDITION), unguarded, CHARGED));
+    // only the status rule is off: the confirm still has to take effect, so a new unit is taken
+    assertEquals("PAID_REHELD", apply(rulesWithout(TRANSITION_PRECONDITION), unguarded, CHARGED));
 
     assertEquals(0, paidUnits(guarded.sku()));
     State after = unguarded.state();
     assertMoved(before, after, PAID);
-    // paid, but its unit was released long ago and nothing was confirmed
     assertEquals("RELEASED", after.reservationStatus(unguarded.firstKey()));
-    assertStock(before.stock(), after.stock());
+    assertEquals("CONFIRMED", after.reservationStatus(unguarded.id() + "/r2"));
+    assertStock(before.stock().sellingOneMore(), after.stock());
     assertEquals(1, paidUnits(unguarded.sku()));
-    assertEquals(0, after.stock().confirmed());
   }
 
   @Test
-  void withTransitionPreconditionOffARepeatedSuccessPublishesPaidAgain() {
+  void withTransitionPreconditionOffARepeatedSuccessPublishesPaidAgainOnASecondUnit() {
     Order guarded = newOrder(PAID);
     Order unguarded = newOrder(PAID);
     State guardedBefore = guarded.state();
     State before = unguarded.state();
 
     apply(rules, guarded, CHARGED);
-    assertEquals("PAID", apply(rulesWithout(TRANSITION_PRECONDITION), unguarded, CHARGED));
+    assertEquals("PAID_REHELD", apply(rulesWithout(TRANSITION_PRECONDITION), unguarded, CHARGED));
 
     assertUnchanged(guardedBefore, guarded.state());
     State after = unguarded.state();
     assertMoved(before, after, PAID);
     assertEquals(List.of("ORDER_PAID", "ORDER_PAID"), after.events());
-    assertStock(before.stock(), after.stock());
+    // one order, two confirmed units
+    assertStock(before.stock().sellingOneMore(), after.stock());
+    assertEquals(1, paidUnits(unguarded.sku()));
+  }
+
+  /** The SQL condition alone: with the row lock on, dropping it changes nothing. */
+  @ParameterizedTest
+  @EnumSource(names = {"CREATED", "PAYING", "UNKNOWN", "PAID", "FAILED", "CANCELLED", "REFUNDING", "REFUNDED"})
+  void withConditionalWriteOffUnderTheRowLockASuccessDoesWhatItDoesWithIt(OrderStatus from) {
+    Order guarded = newOrder(from);
+    Order unguarded = newOrder(from);
+
+    String expected = apply(rules, guarded, CHARGED);
+    Safeguards off = new Safeguards();
+    off.switchOff(Safeguards.Safeguard.CONDITIONAL_WRITE);
+    String effect = postgres.db().inTx(c -> CHARGED.applyTo(new PaymentRules(off, RESERVATION_TTL),
+        new OrderTx(c, unguarded.id(), true, false))).label();
+
+    assertEquals(expected, effect);
+    State after = unguarded.state();
+    State guardedAfter = guarded.state();
+    assertEquals(guardedAfter.transitions(), after.transitions());
+    assertEquals(guardedAfter.events(), after.events());
+    assertEquals(guardedAfter.order().status(), after.order().status());
+    assertEquals(guardedAfter.order().version(), after.order().version());
+    assertEquals(guardedAfter.reservations().size(), after.reservations().size());
+    // both SKUs started alike (three units, one order), so the units must have moved alike
+    assertStock(guardedAfter.stock(), after.stock());
   }
 
   // ---- answers, as OrderActivitiesImpl hands them to the rules

@@ -13,8 +13,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class C2905RequestHeldTest {
   /**
-   * How long the charge request is held in transit: the first query comes ~1.3 s after pay
-   * (300 ms timeout + 1 s), so 6 s leaves seconds of margin on a loaded 2-core machine.
+   * How long the channel stub holds the charge request before it takes effect, counted from when
+   * the request reaches the stub. The close comes ~1.3 s after pay on an idle machine (300 ms
+   * charge timeout, then the first query 1 s after UNKNOWN, then the close), so the workflow may
+   * run 4.5 s late before the request could land first: far more than a loaded 2-core machine
+   * delays a timer and two activities. The test does not rely on it silently: it checks that
+   * FAILED was reached before the request could land (a lost race fails with that message, not a
+   * confusing timeline), and it waits for the landing from the moment the stub is seen holding
+   * the request, so a slow delivery to the stub cannot make the "refused" checks run too early.
    */
   private static final int HOLD_MS = 6_000;
 
@@ -30,15 +36,22 @@ class C2905RequestHeldTest {
 
     long sent = System.currentTimeMillis();
     ev.equal("UNKNOWN", Buyers.pay(buyer, orderId).text("status"), "pay answers UNKNOWN");
+    // the request is at the stub by now, or soon: from then on it is held HOLD_MS
+    stack.awaitTrue(() -> Buyers.chargeRequests(stack.channel, orderId) == 1, 5_000, "the charge request never reached the channel");
+    long arrivedBy = System.currentTimeMillis();
     stack.awaitStatus(orderId, "FAILED", 10_000);
+    long failedAt = System.currentTimeMillis();
+    ev.note("request at the stub by +" + (arrivedBy - sent) + " ms, FAILED by +" + (failedAt - sent)
+        + " ms, the held request lands at +" + HOLD_MS + " ms or later: margin " + (sent + HOLD_MS - failedAt) + " ms");
+    ev.check(failedAt < sent + HOLD_MS, "the close and FAILED came before the held request could land");
     String timeline = stack.sql.timeline(orderId);
     ev.note("timeline " + orderId + ": " + timeline);
     ev.equal("[-->CREATED v1 create] [CREATED->PAYING v2 pay] [PAYING->UNKNOWN v3 charge timeout] [UNKNOWN->FAILED v4 close CLOSED]",
         timeline, "NOT_FOUND led to close, the close answer CLOSED to FAILED");
     ev.equal(5, stack.sql.remaining("sku-c2905"), "the unit is back");
 
-    // let the held request land (HOLD_MS after it was sent): the channel must refuse it
-    Thread.sleep(Math.max(0, sent + HOLD_MS + 300 - System.currentTimeMillis()));
+    // let the held request land (HOLD_MS after it reached the stub): the channel must refuse it
+    Thread.sleep(Math.max(0, arrivedBy + HOLD_MS + 500 - System.currentTimeMillis()));
     ev.equal("CLOSED", stack.channel.get("/charges/" + orderId).text("status"), "channel status stays CLOSED");
     ev.equal(0L, countLedgerRows(orderId), "the late charge never appears in the ledger");
     HttpJson.Reply again = stack.channel.post("/charge", Map.of("merchant_order", orderId, "amount", 1990,

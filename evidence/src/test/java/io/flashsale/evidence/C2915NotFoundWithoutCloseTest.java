@@ -13,8 +13,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class C2915NotFoundWithoutCloseTest {
   /**
-   * How long the charge request is held in transit: the first query comes ~1.3 s after pay
-   * (300 ms timeout + 1 s), so 6 s leaves seconds of margin on a loaded 2-core machine.
+   * How long the channel stub holds the charge request before it takes effect, counted from when
+   * the request reaches the stub. With the close switched off the order fails on the first
+   * query's NOT_FOUND, ~1.3 s after pay on an idle machine (300 ms charge timeout, then the query
+   * 1 s after UNKNOWN), so the workflow may run 4.5 s late before the request could land first
+   * (the query would then find CHARGED and the control would show nothing): far more than a
+   * loaded 2-core machine delays a timer and an activity. The test checks that FAILED came before
+   * the request could land, and waits for the charge at the channel rather than for a fixed time.
    */
   private static final int HOLD_MS = 6_000;
 
@@ -31,9 +36,17 @@ class C2915NotFoundWithoutCloseTest {
     stack.wiring.safeguards().switchOff(Safeguards.Safeguard.CLOSE_BEFORE_FAIL);
     long sent = System.currentTimeMillis();
     ev.equal("UNKNOWN", Buyers.pay(a, id).text("status"), "pay answers UNKNOWN");
+    stack.awaitTrue(() -> Buyers.chargeRequests(stack.channel, id) == 1, 5_000, "the charge request never reached the channel");
+    long arrivedBy = System.currentTimeMillis();
     stack.awaitStatus(id, "FAILED", 10_000);
+    long failedAt = System.currentTimeMillis();
+    ev.note("request at the stub by +" + (arrivedBy - sent) + " ms, FAILED by +" + (failedAt - sent)
+        + " ms, the held request lands at +" + HOLD_MS + " ms or later: margin " + (sent + HOLD_MS - failedAt) + " ms");
+    ev.check(failedAt < sent + HOLD_MS, "switch off: FAILED on NOT_FOUND before the held request could land");
     ev.note("timeline " + id + ": " + stack.sql.timeline(id));
-    Thread.sleep(Math.max(0, sent + HOLD_MS + 300 - System.currentTimeMillis())); // it lands: nothing refuses it
+    // it lands: nothing refuses it
+    stack.awaitTrue(() -> "CHARGED".equals(stack.channel.get("/charges/" + id).text("status")),
+        arrivedBy + HOLD_MS + 5_000 - System.currentTimeMillis(), "the held request did not charge");
     stack.wiring.safeguards().restore();
     ev.equal("CHARGED", stack.channel.get("/charges/" + id).text("status"), "the late request charged at the channel");
 

@@ -26,6 +26,13 @@ public record OrderRow(String orderId, String tenant, String subject, String req
     return row;
   }
 
+  /** Negative control C29-16 only: the row as {@link #lock} reads it, without the lock. */
+  public static OrderRow read(Connection c, String orderId) throws SQLException {
+    OrderRow row = get(c, orderId);
+    if (row == null) throw new IllegalArgumentException("no such order " + orderId);
+    return row;
+  }
+
   public static OrderRow get(Connection c, String orderId) throws SQLException {
     return find(c, "SELECT " + COLUMNS + " FROM orders WHERE order_id = ?", orderId);
   }

@@ -48,7 +48,11 @@ public final class OrderTransitions {
     return write(c, o, to, cause, true, true);
   }
 
-  /** Negative control C29-16 only (the activities' safeguard TRANSITION_PRECONDITION switched off). */
+  /**
+   * Negative control C29-16 only (the activities' safeguard CONDITIONAL_WRITE switched off): the
+   * same write without {@code AND status = ? AND version = ?}, so a row read before it moved on
+   * overwrites it.
+   */
   public static Transition applyWithoutPrecondition(Connection c, OrderRow o, OrderStatus to, String cause)
       throws SQLException {
     return write(c, o, to, cause, false, true);

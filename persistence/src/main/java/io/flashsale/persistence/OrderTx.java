@@ -14,19 +14,36 @@ import java.util.List;
 public final class OrderTx {
   public final Connection c;
   private OrderRow row;
+  private final boolean conditionalWrite;
   private final List<Transition> made = new ArrayList<>();
   /** Null except in the negative control C29-19: then the PAID event is written after the commit. */
   private final DualWrite dualWrite;
 
   public OrderTx(Connection c, String orderId) throws SQLException {
-    this(c, orderId, null);
+    this(c, orderId, true, true, null);
   }
 
   /** dualWrite non-null: negative control C29-19 only, the PAID event is left to a second transaction. */
   public OrderTx(Connection c, String orderId, DualWrite dualWrite) throws SQLException {
+    this(c, orderId, true, true, dualWrite);
+  }
+
+  /**
+   * Negative control C29-16 only: {@code lockRow} false reads the row without {@code FOR UPDATE},
+   * {@code conditionalWrite} false writes without the {@code AND status = ? AND version = ?} guard.
+   * Each one alone keeps a decision made on a row that has since moved from being written.
+   */
+  public OrderTx(Connection c, String orderId, boolean lockRow, boolean conditionalWrite) throws SQLException {
+    this(c, orderId, lockRow, conditionalWrite, null);
+  }
+
+  /** The negative controls' switches together; production uses the two-argument form. */
+  public OrderTx(Connection c, String orderId, boolean lockRow, boolean conditionalWrite, DualWrite dualWrite)
+      throws SQLException {
     this.c = c;
-    this.row = OrderRow.lock(c, orderId);
+    this.conditionalWrite = conditionalWrite;
     this.dualWrite = dualWrite;
+    this.row = lockRow ? OrderRow.lock(c, orderId) : OrderRow.read(c, orderId);
   }
 
   public OrderRow row() {
@@ -41,18 +58,12 @@ public final class OrderTx {
   public void move(OrderStatus to, String cause) throws SQLException {
     boolean eventLater = dualWrite != null && dualWrite.takes(to);
     Transition t = eventLater ? OrderTransitions.applyWithoutEvent(c, row, to, cause)
-        : OrderTransitions.apply(c, row, to, cause);
+        : conditionalWrite ? OrderTransitions.apply(c, row, to, cause)
+        : OrderTransitions.applyWithoutPrecondition(c, row, to, cause);
     if (t == null) {
       throw new IllegalStateException("transition rejected " + row.orderId() + " " + row.status() + "->" + to);
     }
     if (eventLater) dualWrite.hold(row, to, t.version());
-    row = row.with(to, t.version());
-    made.add(t);
-  }
-
-  /** Negative control C29-16: the status write without its precondition. */
-  public void moveWithoutPrecondition(OrderStatus to, String cause) throws SQLException {
-    Transition t = OrderTransitions.applyWithoutPrecondition(c, row, to, cause);
     row = row.with(to, t.version());
     made.add(t);
   }
