@@ -41,6 +41,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
   private volatile Wiring wiring;
 
   public static void main(String[] args) throws Exception {
+    GracefulExit.exitOnSigterm = true; // a process of its own: SIGTERM stops it and sets the exit status
     new FlashsaleApplication().run(args);
   }
 
@@ -89,6 +90,9 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
 
   private void start(FlashsaleConfiguration cfg, Environment env) throws Exception {
     SecretsCheck.require(cfg);
+    // managed first, so it stops last: the exit record, once everything else stopped
+    GracefulExit exit = new GracefulExit();
+    env.lifecycle().manage(exit);
     if (cfg.embedded && (cfg.channel.callbackSecret == null || cfg.channel.callbackSecret.isBlank())) {
       // the local default signs every callback too: a random key per start, shared with the stub, so
       // no local process can post a CHARGED notice the channel did not send
@@ -124,6 +128,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     }
 
     Database db = cfg.database.open(jdbcUrl);
+    exit.expect("ordersPoolClosed", db::isClosed);
     env.lifecycle().manage(new Managed() {
       @Override
       public void stop() {
@@ -157,6 +162,8 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
       }
     });
     env.lifecycle().manage(temporal);
+    if (cfg.worker) exit.expect("workerTerminated", temporal::workerTerminated);
+    exit.expect("temporalConnectionClosed", temporal::connectionClosed);
 
     FulfillmentConsumer consumer = null;
     if (cfg.consumer.enabled) {
@@ -164,14 +171,17 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
           cfg.database.password, 4), cfg.consumer.host, cfg.consumer.port);
       consumer.migrate();
       env.lifecycle().manage(consumer);
+      exit.expect("consumerStopped", consumer::isStopped);
     }
     OutboxRelay relay = null;
     if (cfg.relay.enabled) {
       String consumerUrl = cfg.relay.consumerUrl == null || cfg.relay.consumerUrl.isBlank()
           ? "http://" + cfg.consumer.host + ":" + cfg.consumer.port + "/events"
           : cfg.relay.consumerUrl;
-      relay = new OutboxRelay(db, consumerUrl, cfg.relay.batchSize, cfg.relay.pollMs, "embedded");
+      relay = new OutboxRelay(db, consumerUrl, cfg.relay.batchSize, cfg.relay.pollMs, "embedded",
+          Duration.ofMillis(cfg.relay.deliveryTimeoutMs));
       env.lifecycle().manage(relay);
+      exit.expect("relayStopped", relay::isStopped);
     }
 
     Orders orders = new Orders(temporal.client(), cfg.orders.toSettings(), Duration.ofMillis(cfg.temporal.callDeadlineMs));
@@ -218,8 +228,10 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     EmbeddedStack shown = stack;
     io.flashsale.launcher.TemporalEngine shownEngine = engine;
     String shownTarget = temporalTarget;
-    env.lifecycle().addServerLifecycleListener(server -> banner(cfg, shown, shownEngine, shownTarget, apiPort,
-        adminPort));
+    env.lifecycle().addServerLifecycleListener(server -> {
+      exit.serverStarted(server);
+      banner(cfg, shown, shownEngine, shownTarget, apiPort, adminPort);
+    });
   }
 
   private static void banner(FlashsaleConfiguration cfg, EmbeddedStack stack, io.flashsale.launcher.TemporalEngine engine,
