@@ -68,6 +68,15 @@ final class ChildJvm implements AutoCloseable {
     return Files.readString(log);
   }
 
+  /** SIGTERM (what an orchestrator sends to stop a process); {@link #awaitExit} then gives its status. */
+  void sigterm() {
+    process.destroy();
+  }
+
+  boolean isAlive() {
+    return process.isAlive();
+  }
+
   /** SIGKILL (kill -9); returns the exit status the shell would show (137). */
   int killHard() throws InterruptedException {
     process.destroyForcibly();
