@@ -38,7 +38,7 @@ class Cap05ConservationSnapshotsTest {
 
   private static final String[] SKUS = {"sku-cap05-a", "sku-cap05-b"};
   /** The first sells out and lives on the units that come back; the second keeps the sale moving. */
-  private static final int[] TOTALS = {10, 400};
+  private static final int[] TOTALS = {3, 400};
   private static final int BUYERS = 4;
   private static final long SALE_MS = 20_000;
 
@@ -90,7 +90,8 @@ class Cap05ConservationSnapshotsTest {
     long duringRequests = 0;
     long withWriters = 0;
     long changed = 0;
-    List<String> broken = new ArrayList<>();
+    long notConserved = 0;
+    List<String> broken = new ArrayList<>(); // the first 20, as evidence
     List<Row> previous = null;
     long end = System.currentTimeMillis() + SALE_MS;
     try (Connection c = stack.db().openUnpooled(new Properties());
@@ -112,9 +113,10 @@ class Cap05ConservationSnapshotsTest {
         if (writers > 0) withWriters++;
         if (previous != null && !previous.equals(rows)) changed++;
         previous = rows;
-        if (rows.size() != SKUS.length) broken.add("sample " + samples + ": " + rows.size() + " SKU rows");
-        for (Row r : rows) {
-          if (!r.conserves() && broken.size() < 20) broken.add("sample " + samples + ": " + r);
+        boolean conserved = rows.size() == SKUS.length && rows.stream().allMatch(Row::conserves);
+        if (!conserved) {
+          notConserved++;
+          if (broken.size() < 20) broken.add("sample " + samples + ": " + rows);
         }
         Thread.sleep(5);
       }
@@ -126,11 +128,11 @@ class Cap05ConservationSnapshotsTest {
           + " while other transactions were writing=" + withWriters + " after a change=" + changed);
       ev.note("buyer outcomes " + outcomes);
       if (!broken.isEmpty()) ev.note("not conserved: " + broken);
-      ev.check(broken.isEmpty(), "every sample conserves: total = remaining + held + confirmed and confirmed = paid, per SKU ("
-          + samples + " samples, " + broken.size() + " not)");
+      ev.check(notConserved == 0, "every sample conserves: total = remaining + held + confirmed and confirmed = paid, per SKU ("
+          + samples + " samples, " + notConserved + " not)");
       ev.check(samples >= 300, "enough samples (" + samples + " ≥ 300)");
       ev.check(duringRequests >= 100, "samples overlapped the sale's requests (" + duringRequests + " ≥ 100)");
-      ev.check(changed >= 20, "the state moved between samples (" + changed + " changes ≥ 20)");
+      ev.check(changed >= 10, "the state moved between samples (" + changed + " changes ≥ 10)");
       ev.check(count("CREATE SOLD_OUT") > 0, "the stock ran out at least once");
 
       // after the sale: every reservation settled, the same invariant, nothing held

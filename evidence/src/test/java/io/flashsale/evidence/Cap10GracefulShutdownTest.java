@@ -37,6 +37,8 @@ class Cap10GracefulShutdownTest {
   /** A's charge reply: A's pay request is in flight this long. */
   private static final long A_REPLY_MS = 2_000;
   private static final long EXIT_BOUND_MS = 30_000;
+  /** The service starts twice: compiled code that starts fast is enough for a few requests. */
+  private static final java.util.List<String> FAST_START = java.util.List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC");
 
   private static Map<String, String> serviceProperties(int api, int admin) {
     // the charge may take B_REPLY_MS: the channel timeout is above it, below the activity's 10 s
@@ -61,7 +63,7 @@ class Cap10GracefulShutdownTest {
     HttpJson service = new HttpJson("http://127.0.0.1:" + api, null);
     String a;
     String b;
-    try (ChildJvm first = ChildJvm.start("cap10-service-1", props, "server", "embedded.yml")) {
+    try (ChildJvm first = ChildJvm.start("cap10-service-1", FAST_START, props, "server", "embedded.yml")) {
       first.awaitLog("=== flashsale is up ===", 120_000);
       HttpJson buyer = service.login("t1", "user-cap10-1");
 
@@ -127,7 +129,7 @@ class Cap10GracefulShutdownTest {
           "the stream's end is logged");
     }
 
-    try (ChildJvm second = ChildJvm.start("cap10-service-2", props, "server", "embedded.yml")) {
+    try (ChildJvm second = ChildJvm.start("cap10-service-2", FAST_START, props, "server", "embedded.yml")) {
       second.awaitLog("=== flashsale is up ===", 120_000);
       ev.check(!second.logContains("had no running workflow"), "no order needed a new workflow at the restart");
       stack.awaitStatus(b, "PAID", 30_000);
