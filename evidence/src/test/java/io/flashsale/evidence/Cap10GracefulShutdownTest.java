@@ -19,11 +19,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * CAP-10: the service (API, activity worker, relay; in its own JVM, against this stack's
  * PostgreSQL, Temporal and channel) gets SIGTERM while a pay request is in flight (its charge held
  * at the channel), an event stream is open, and its worker still runs another order's charge (that
- * order was paid through another API process). The in-flight pay gets its answer (PAID); a new request during the drain
- * is refused; the stream ends at once; the worker finishes the other charge before the process
- * exits; the pools close; the process exits 0 within a bound and logs its exit record. After the
- * restart no order is without its workflow, the other order is PAID from the charge the old
- * worker finished (no UNKNOWN), and a stop with nothing in flight is clean too.
+ * order was paid through another API process). The in-flight pay gets its answer (PAID); a new
+ * request during the drain is refused; the stream ends at once; the worker finishes the other
+ * charge before the process exits; the pools close; the process exits 0 within a bound and logs
+ * its exit record. After the restart no order is without its workflow, the other order is PAID
+ * from the charge the old worker finished (no UNKNOWN), and a stop with nothing in flight is clean
+ * too.
  */
 class Cap10GracefulShutdownTest {
   // the activities run in the service under test; the workflows too on the dev server (see workerProperties)
