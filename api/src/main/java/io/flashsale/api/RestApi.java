@@ -90,6 +90,14 @@ public final class RestApi {
     OrderEventsResource eventsResource = new OrderEventsResource(queries, principals, s.maxEventStreams(),
         s.maxEventStreamMs(), s.eventStreamHeartbeatMs());
     env.jersey().register(eventsResource);
+    // at the start of the stop, before the drain waits for the requests in flight: open streams end
+    env.lifecycle().addServerLifecycleListener(server -> server.addEventListener(
+        new org.eclipse.jetty.util.component.LifeCycle.Listener() {
+          @Override
+          public void lifeCycleStopping(org.eclipse.jetty.util.component.LifeCycle event) {
+            eventsResource.endStreams();
+          }
+        }));
     env.jersey().register(new CallbackResource(new Notifications(d.db()), queries, d.orders(), s.callbackSecret()));
     env.jersey().register(new OpenApiResource());
     env.metrics().register("flashsale.sse.open", (Gauge<Integer>) () -> eventsResource.openStreams(s.maxEventStreams()));

@@ -179,4 +179,9 @@ public final class FulfillmentConsumer implements Managed, Shipments {
     }
     db.close();
   }
+
+  /** True once the consumer stopped: its handlers ended and its pool is closed. */
+  public boolean isStopped() {
+    return (handlers == null || handlers.isTerminated()) && db.isClosed();
+  }
 }

@@ -55,6 +55,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
   }
 
   public static void main(String[] args) throws Exception {
+    GracefulExit.exitOnSigterm = true; // a process of its own: SIGTERM stops it and sets the exit status
     new FlashsaleApplication().run(args);
   }
 
@@ -103,6 +104,9 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
 
   private void start(FlashsaleConfiguration cfg, Environment env) throws Exception {
     SecretsCheck.require(cfg);
+    // managed first, so it stops last: the exit record, once everything else stopped
+    GracefulExit exit = new GracefulExit();
+    env.lifecycle().manage(exit);
     if (cfg.embedded && (cfg.channel.callbackSecret == null || cfg.channel.callbackSecret.isBlank())) {
       // the local default signs every callback too: a random key per start, shared with the stub, so
       // no local process can post a CHARGED notice the channel did not send
@@ -138,6 +142,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     }
 
     Database db = cfg.database.open(jdbcUrl);
+    exit.expect("ordersPoolClosed", db::isClosed);
     env.lifecycle().manage(new Managed() {
       @Override
       public void stop() {
@@ -170,6 +175,8 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
       }
     });
     env.lifecycle().manage(temporal);
+    if (cfg.worker) exit.expect("workerTerminated", temporal::workerTerminated);
+    exit.expect("temporalConnectionClosed", temporal::connectionClosed);
 
     FulfillmentConsumer consumer = null;
     if (cfg.consumer.enabled) {
@@ -177,14 +184,17 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
           cfg.database.password, 4), cfg.consumer.host, cfg.consumer.port);
       consumer.migrate();
       env.lifecycle().manage(consumer);
+      exit.expect("consumerStopped", consumer::isStopped);
     }
     OutboxRelay relay = null;
     if (cfg.relay.enabled) {
       String consumerUrl = cfg.relay.consumerUrl == null || cfg.relay.consumerUrl.isBlank()
           ? "http://" + cfg.consumer.host + ":" + cfg.consumer.port + "/events"
           : cfg.relay.consumerUrl;
-      relay = new OutboxRelay(db, consumerUrl, cfg.relay.batchSize, cfg.relay.pollMs, "embedded");
+      relay = new OutboxRelay(db, consumerUrl, cfg.relay.batchSize, cfg.relay.pollMs, "embedded",
+          Duration.ofMillis(cfg.relay.deliveryTimeoutMs));
       env.lifecycle().manage(relay);
+      exit.expect("relayStopped", relay::isStopped);
     }
 
     Orders orders = new Orders(temporal.client(), cfg.orders.toSettings(), Duration.ofMillis(cfg.temporal.callDeadlineMs));
@@ -232,8 +242,10 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     EmbeddedStack shown = stack;
     io.flashsale.launcher.TemporalEngine shownEngine = engine;
     String shownTarget = temporalTarget;
-    env.lifecycle().addServerLifecycleListener(server -> banner(cfg, shown, shownEngine, shownTarget, apiPort,
-        adminPort));
+    env.lifecycle().addServerLifecycleListener(server -> {
+      exit.serverStarted(server);
+      banner(cfg, shown, shownEngine, shownTarget, apiPort, adminPort);
+    });
   }
 
   private static void banner(FlashsaleConfiguration cfg, EmbeddedStack stack, io.flashsale.launcher.TemporalEngine engine,

@@ -225,6 +225,11 @@ public class FlashsaleConfiguration extends Configuration {
     @JsonProperty public boolean enabled = true;
     @JsonProperty public int batchSize = 20;
     @JsonProperty public long pollMs = 200;
+    /**
+     * How long one delivery waits for the consumer's answer; past it the event stays unpublished
+     * and goes again in a later round (the consumer drops the duplicate).
+     */
+    @Min(1) @JsonProperty public long deliveryTimeoutMs = 5_000;
     /** Where events go; empty = the embedded consumer. */
     @JsonProperty public String consumerUrl = "";
   }

@@ -222,10 +222,30 @@ public final class TemporalRuntime implements Managed {
     workers.start();
   }
 
+  /**
+   * Stops polling, lets the workflow and activity tasks already taken finish (up to 10 s) and
+   * report their results, then closes the connection.
+   */
   @Override
   public void stop() {
     workers.shutdown();
     workers.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS);
+    if (!workers.isTerminated()) log.warn("the worker still runs tasks after 10 s; closing the connection anyway");
     service.shutdown();
+    try {
+      service.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+    } catch (RuntimeException e) {
+      log.warn("the Temporal connection did not close: {}", e.toString());
+    }
+  }
+
+  /** True once the worker stopped and every task it had taken finished. */
+  public boolean workerTerminated() {
+    return workers.isTerminated();
+  }
+
+  /** True once the connection to the Temporal frontend is closed. */
+  public boolean connectionClosed() {
+    return service.isTerminated();
   }
 }

@@ -38,6 +38,10 @@ public final class OutboxRelay implements Managed {
   private final int batchSize;
   private final long pollMillis;
   private final String name;
+  /** The consumer's answer is awaited this long by default. */
+  public static final Duration DEFAULT_DELIVERY_TIMEOUT = Duration.ofSeconds(5);
+
+  private final Duration deliveryTimeout;
   private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
   private final AtomicLong delivered = new AtomicLong();
   /**
@@ -48,8 +52,21 @@ public final class OutboxRelay implements Managed {
   private ScheduledExecutorService loop;
 
   public OutboxRelay(Database db, String consumerUrl, int batchSize, long pollMillis, String name) {
+    this(db, consumerUrl, batchSize, pollMillis, name, DEFAULT_DELIVERY_TIMEOUT);
+  }
+
+  /**
+   * @param deliveryTimeout how long one delivery waits for the consumer's answer; past it the
+   *     event stays unpublished and is delivered again in a later round
+   */
+  public OutboxRelay(Database db, String consumerUrl, int batchSize, long pollMillis, String name,
+      Duration deliveryTimeout) {
     // a batch of 0 is always "full": drain() would spin without ever delivering
     if (batchSize < 1) throw new IllegalArgumentException("relay batch size must be at least 1, not " + batchSize);
+    if (deliveryTimeout.isNegative() || deliveryTimeout.isZero()) {
+      throw new IllegalArgumentException("relay delivery timeout must be positive, not " + deliveryTimeout);
+    }
+    this.deliveryTimeout = deliveryTimeout;
     this.db = db;
     this.consumerUrl = consumerUrl;
     this.batchSize = batchSize;
@@ -112,7 +129,7 @@ public final class OutboxRelay implements Managed {
       body.put("order_version", e.orderVersion());
       body.put("payload", e.payload());
       HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(consumerUrl))
-          .timeout(Duration.ofSeconds(5))
+          .timeout(deliveryTimeout)
           .header("Content-Type", "application/json")
           .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)))
           .build(), HttpResponse.BodyHandlers.ofString());
@@ -147,11 +164,17 @@ public final class OutboxRelay implements Managed {
     }
   }
 
+  /** Lets the round in progress finish (up to 10 s; its unmarked events are delivered again later). */
   @Override
   public void stop() throws InterruptedException {
     if (loop != null) {
       loop.shutdown();
       loop.awaitTermination(10, TimeUnit.SECONDS);
     }
+  }
+
+  /** True once the relay's loop ended (or never started). */
+  public boolean isStopped() {
+    return loop == null || loop.isTerminated();
   }
 }

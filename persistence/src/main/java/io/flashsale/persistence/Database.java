@@ -97,6 +97,11 @@ public final class Database implements AutoCloseable {
     }
   }
 
+  /** True once {@link #close()} closed the pool and its connections. */
+  public boolean isClosed() {
+    return pool.isClosed();
+  }
+
   @Override
   public void close() {
     pool.close();

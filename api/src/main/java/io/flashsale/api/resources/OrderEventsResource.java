@@ -45,6 +45,7 @@ public class OrderEventsResource {
   private final Semaphore streams;
   private final long maxStreamMillis;
   private final long heartbeatMillis;
+  private volatile boolean stopping;
 
   public OrderEventsResource(OrderQueries queries, Principals principals, int maxStreams, long maxStreamMillis,
       long heartbeatMillis) {
@@ -53,6 +54,14 @@ public class OrderEventsResource {
     this.streams = new Semaphore(maxStreams);
     this.maxStreamMillis = maxStreamMillis;
     this.heartbeatMillis = heartbeatMillis;
+  }
+
+  /**
+   * The service is stopping: every open stream ends within one poll, so the drain does not wait
+   * for streams that would run until maxEventStreamMs (the client resumes with Last-Event-ID).
+   */
+  public void endStreams() {
+    stopping = true;
   }
 
   /** Streams open right now (the metric flashsale.sse.open). */
@@ -92,6 +101,10 @@ public class OrderEventsResource {
     write(out, ": stream of " + o.orderId() + " from version " + after + "\n\n");
     try {
       while (System.currentTimeMillis() - start < maxStreamMillis) {
+        if (stopping) {
+          log.info("order {} event stream ended: the service is stopping", o.orderId());
+          return;
+        }
         long now = System.currentTimeMillis();
         if (expired(caller, now)) {
           // the stream is as good as the token that opened it: the client logs in again and resumes
