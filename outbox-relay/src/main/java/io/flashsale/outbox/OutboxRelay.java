@@ -143,8 +143,12 @@ public final class OutboxRelay implements Managed {
     return false;
   }
 
+  /** Set by {@link #stop()}: the drain loop takes no further batch. */
+  private volatile boolean stopping;
+
   @Override
   public void start() {
+    stopping = false;
     loop = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "outbox-relay-" + name);
       t.setDaemon(true);
@@ -156,20 +160,27 @@ public final class OutboxRelay implements Managed {
   /** Relays full batches back to back, then waits for the next poll. */
   public void drain() {
     try {
-      while (relayOnce() == batchSize) {
-        // a full batch went through: more may be waiting
+      while (!stopping && relayOnce() == batchSize) {
+        // a full batch went through: more may be waiting (unless the service is stopping)
       }
     } catch (RuntimeException e) {
       log.warn("relay {} round failed: {}", name, e.toString());
     }
   }
 
-  /** Lets the round in progress finish (up to 10 s; its unmarked events are delivered again later). */
+  /**
+   * Lets the round in progress finish and starts no other, however long the backlog (up to 10 s,
+   * then the delivery is interrupted; unmarked events are delivered again later).
+   */
   @Override
   public void stop() throws InterruptedException {
+    stopping = true;
     if (loop != null) {
       loop.shutdown();
-      loop.awaitTermination(10, TimeUnit.SECONDS);
+      if (!loop.awaitTermination(10, TimeUnit.SECONDS)) {
+        loop.shutdownNow();
+        loop.awaitTermination(2, TimeUnit.SECONDS);
+      }
     }
   }
 

@@ -37,7 +37,7 @@ public final class OrderTx {
     this(c, orderId, lockRow, conditionalWrite, null);
   }
 
-  /** The negative controls' switches together; production uses the two-argument form. */
+  /** Every switch; production passes all on (lock, conditional write, no dual write). */
   public OrderTx(Connection c, String orderId, boolean lockRow, boolean conditionalWrite, DualWrite dualWrite)
       throws SQLException {
     this.c = c;

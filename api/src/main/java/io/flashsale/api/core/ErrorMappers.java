@@ -50,18 +50,30 @@ public final class ErrorMappers {
   }
 
   /**
-   * PostgreSQL did not answer (connection refused or lost, pool timeout, ...): 503 with
-   * Retry-After, the same request may be sent again (with the same key). A data error (SQLState
-   * 22/23) is no outage: it stays a 500.
+   * PostgreSQL did not answer (connection refused or lost, pool timeout, server shutting down or
+   * out of resources, a serialization or deadlock abort): 503 with Retry-After, the same request
+   * may be sent again (with the same key). Anything else from the database (a data error, a
+   * missing table after a bad migration, an internal error) is no outage: a retry cannot help, so
+   * it stays a 500 with an error id and the stack trace in the log.
    */
   public static final class DatabaseUnavailable implements ExceptionMapper<Database.DatabaseException> {
     @Override
     public Response toResponse(Database.DatabaseException e) {
-      if (e instanceof Database.DataError) return new Unexpected().toResponse(e);
+      if (e instanceof Database.DataError || !isOutage(e)) return new Unexpected().toResponse(e);
       log.warn("database unavailable (SQLState {}): {}", e.sqlState(), e.getMessage());
       return ApiError.unavailable(1, new ErrorBody("DATABASE_UNAVAILABLE",
           "the database did not answer; retry (with the same request_key or Idempotency-Key)"));
     }
+  }
+
+  /** SQLState classes 08 (connection), 53 (resources), 57P0x (shutdown), 40001/40P01, or a transient cause without one. */
+  static boolean isOutage(Database.DatabaseException e) {
+    String state = e.sqlState();
+    if (state == null) {
+      return e.getCause() instanceof java.sql.SQLTransientException || e.getCause() instanceof java.sql.SQLRecoverableException;
+    }
+    return state.startsWith("08") || state.startsWith("53") || state.startsWith("57P0") || state.equals("40001")
+        || state.equals("40P01");
   }
 
   public static final class Unexpected implements ExceptionMapper<Throwable> {

@@ -1,6 +1,7 @@
 package io.flashsale.api.resources;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.mockito.ArgumentMatchers.any;
@@ -517,6 +518,22 @@ class OrderResourceTest {
     // the caller's revocation check reads the database before any resource runs
     when(PRINCIPALS.isRevoked(any(), any())).thenThrow(new io.flashsale.persistence.Database.DatabaseException(refused));
     assertError(asCaller("/orders/ord-0001").get(), 503, "DATABASE_UNAVAILABLE");
+  }
+
+  @Test
+  void aDatabaseErrorThatARetryCannotMendIsA500NotA503() {
+    // a missing table (a bad migration): telling clients to retry every second would only hide it
+    java.sql.SQLException noTable = new java.sql.SQLException("relation \"sku\" does not exist", "42P01");
+    when(SKUS.remaining(any(), any())).thenThrow(new io.flashsale.persistence.Database.DatabaseException(noTable));
+    Response r = create(Body.valid().json());
+    assertError(r, 500, "INTERNAL");
+    assertNull(r.getHeaderString("Retry-After"));
+
+    // a pool that timed out waiting for a connection says no SQLState: that is an outage
+    org.mockito.Mockito.doThrow(new io.flashsale.persistence.Database.DatabaseException(
+        new java.sql.SQLTransientConnectionException("Connection is not available, request timed out after 5000ms")))
+        .when(SKUS).remaining(any(), any());
+    assertError(create(Body.valid().json()), 503, "DATABASE_UNAVAILABLE");
   }
 
   @Test
