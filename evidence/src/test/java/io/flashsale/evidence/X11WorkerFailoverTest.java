@@ -13,7 +13,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * is SIGKILLed mid-payment, after the channel charged and before its reply came back. A second
  * worker process on the same task queue takes the order over: the server moves the workflow task
  * off the dead worker's sticky queue, the lost charge activity times out, the workflow takes that
- * as no answer (UNKNOWN) and converges it by query. One charge, one event, reconcile clean.
+ * as no answer (UNKNOWN) and converges it by query. One charge, one event, reconcile clean. The
+ * second worker then gets SIGTERM: it exits 0 with one exit record.
  */
 @Tag("dev-server-only")
 class X11WorkerFailoverTest {
@@ -57,6 +58,15 @@ class X11WorkerFailoverTest {
         ev.equal("DUPLICATE PAID", stack.sql.text("SELECT effect FROM payment_notification WHERE merchant_order = ?", id),
             "the callback sent before the crash arrives as a duplicate");
         stack.checkReconcileClean(ev, "reconcile clean");
+
+        // the surviving worker is stopped the way an orchestrator stops it
+        second.sigterm();
+        ev.equal(0, second.awaitExit(30_000), "the worker exits 0 on SIGTERM");
+        String record = second.log().lines().filter(l -> l.startsWith("flashsale worker stopped")).findFirst().orElse("");
+        ev.note("exit record: " + record);
+        ev.check(record.contains("after SIGTERM") && record.contains("workerTerminated=true")
+            && record.contains("connectionClosed=true") && record.endsWith("; clean"),
+            "one exit record: the worker's tasks finished and its connection closed");
       }
     }
   }

@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BooleanSupplier;
+import java.util.function.ToIntFunction;
+import java.util.function.Supplier;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.handler.GracefulHandler;
 import org.slf4j.Logger;
@@ -59,6 +61,47 @@ public final class GracefulExit implements Managed {
       sun.misc.Signal.handle(new sun.misc.Signal("TERM"), s -> onSigterm());
     } catch (IllegalArgumentException | UnsupportedOperationException e) {
       // e.g. -Xrs: the JVM's shutdown hook still stops the server in the same order, exit 143
+      log.warn("SIGTERM is left to the JVM ({}): the stop is the same, the exit status is 143", e.toString());
+    }
+  }
+
+  /**
+   * A process without an HTTP server (the {@code worker} command). On SIGTERM {@code stop} runs,
+   * answering what it found closed; the exit record is one line and the exit status is 0 when
+   * every fact holds, 1 when not. Ctrl-C, or SIGTERM inside a test (no process of its own), runs
+   * the same stop through the JVM's shutdown hook, with the JVM's own exit status.
+   */
+  public static void stopOnSigterm(String process, Supplier<Map<String, Boolean>> stop) {
+    AtomicBoolean stopped = new AtomicBoolean();
+    ToIntFunction<String> stopAndRecord = cause -> {
+      long started = System.nanoTime();
+      Map<String, Boolean> facts;
+      try {
+        facts = stop.get();
+      } catch (RuntimeException e) {
+        facts = Map.of("stopCompleted", false);
+        System.err.println("flashsale " + process + ": the stop did not complete cleanly: " + e);
+      }
+      boolean ok = !facts.isEmpty() && !facts.containsValue(false);
+      List<String> shown = new ArrayList<>();
+      facts.forEach((name, holds) -> shown.add(name + "=" + holds));
+      System.out.printf("flashsale %s stopped %s in %.1f s: %s; %s%n", process, cause,
+          (System.nanoTime() - started) / 1e9, String.join(" ", shown), ok ? "clean" : "NOT CLEAN");
+      return ok ? 0 : 1;
+    };
+    // Ctrl-C and any other exit: the same stop, the JVM's own exit status
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+      if (stopped.compareAndSet(false, true)) stopAndRecord.applyAsInt("on exit");
+    }, process + "-stop"));
+    if (!exitOnSigterm) return;
+    try {
+      sun.misc.Signal.handle(new sun.misc.Signal("TERM"), signal -> {
+        if (!stopped.compareAndSet(false, true)) return; // a second SIGTERM while stopping changes nothing
+        int status = stopAndRecord.applyAsInt("after SIGTERM");
+        System.out.println("flashsale " + process + ": exit " + status);
+        System.exit(status);
+      });
+    } catch (IllegalArgumentException | UnsupportedOperationException e) {
       log.warn("SIGTERM is left to the JVM ({}): the stop is the same, the exit status is 143", e.toString());
     }
   }

@@ -5,8 +5,11 @@ import io.dropwizard.core.setup.Bootstrap;
 import io.flashsale.paymentchannel.PaymentChannel;
 import io.flashsale.persistence.Database;
 import io.flashsale.launcher.FlashsaleConfiguration;
+import io.flashsale.launcher.GracefulExit;
 import io.flashsale.launcher.TemporalRuntime;
 import io.flashsale.launcher.observe.SdkMetrics;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import net.sourceforge.argparse4j.inf.Namespace;
 
 /**
@@ -56,11 +59,15 @@ public class WorkerCommand extends ConfiguredCommand<FlashsaleConfiguration> {
     temporal.start();
     System.out.println("worker polling " + cfg.temporal.target + " (workflows=" + cfg.workerWorkflows + ", activities="
         + cfg.workerActivities + ", pid " + ProcessHandle.current().pid() + ")");
-    Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-      temporal.stop();
+    GracefulExit.stopOnSigterm("worker", () -> {
+      temporal.stop(); // the tasks it took finish (up to 10 s) and report their results
       metrics.close();
       db.close();
-    }));
+      Map<String, Boolean> closed = new LinkedHashMap<>();
+      closed.put("workerTerminated", temporal.workerTerminated());
+      closed.put("connectionClosed", temporal.connectionClosed());
+      return closed;
+    });
     Thread.currentThread().join();
   }
 }
