@@ -113,8 +113,7 @@ public final class RestApi {
     }
 
     // errors answered before Jersey (bad path, undeclared method) are JSON with a stable code too
-    env.getApplicationContext().setErrorHandler(new JsonErrorHandler());
-    env.lifecycle().addServerLifecycleListener(server -> server.setErrorHandler(new JsonErrorHandler()));
+    JsonErrorHandler.install(env);
     env.servlets().addFilter("undeclared-methods", new UndeclaredMethodFilter(OpenApiResource.load()))
         .addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), true, "/*");
 

@@ -29,15 +29,7 @@ public final class ErrorMappers {
       Response r = e.getResponse();
       if (r.hasEntity()) return r;
       int status = r.getStatus();
-      String code = switch (status) {
-        case 404 -> "NOT_FOUND";
-        case 405 -> "METHOD_NOT_ALLOWED";
-        case 406 -> "NOT_ACCEPTABLE";
-        case 415 -> "UNSUPPORTED_MEDIA_TYPE";
-        case 401 -> "UNAUTHENTICATED";
-        case 403 -> "FORBIDDEN";
-        default -> status >= 500 ? "INTERNAL" : "BAD_REQUEST";
-      };
+      String code = codeFor(status);
       Response.ResponseBuilder out = Response.fromResponse(ApiError.response(status, code, r.getStatusInfo().getReasonPhrase()));
       // keep what the framework said besides the body, e.g. the Allow header a 405 must carry
       r.getHeaders().forEach((name, values) -> {
@@ -46,6 +38,19 @@ public final class ErrorMappers {
         }
       });
       return out.build();
+    }
+
+    /** The stable code of an error that carries nothing but its status (also Jetty's own errors). */
+    public static String codeFor(int status) {
+      return switch (status) {
+        case 404 -> "NOT_FOUND";
+        case 405 -> "METHOD_NOT_ALLOWED";
+        case 406 -> "NOT_ACCEPTABLE";
+        case 415 -> "UNSUPPORTED_MEDIA_TYPE";
+        case 401 -> "UNAUTHENTICATED";
+        case 403 -> "FORBIDDEN";
+        default -> status >= 500 ? "INTERNAL" : "BAD_REQUEST";
+      };
     }
   }
 

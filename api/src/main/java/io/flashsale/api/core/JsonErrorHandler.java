@@ -1,5 +1,6 @@
 package io.flashsale.api.core;
 
+import io.dropwizard.core.setup.Environment;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import org.eclipse.jetty.http.HttpFields;
@@ -11,9 +12,10 @@ import org.eclipse.jetty.server.handler.ErrorHandler;
 import org.eclipse.jetty.util.Callback;
 
 /**
- * Errors Jetty answers before a request reaches Jersey (a control character in the path, a
- * malformed request line, a filter's sendError) as the same JSON {error, message} as every other
- * error, instead of Jetty's HTML page.
+ * Errors Jetty answers before a request reaches Jersey (a control character in the path, an
+ * ambiguous or broken percent-encoding such as {@code %25} or {@code %zz}, a malformed request
+ * line, a filter's sendError) as the same JSON {error, message} as every other error, instead of
+ * Jetty's HTML page or an empty body.
  */
 public final class JsonErrorHandler extends ErrorHandler {
   @Override
@@ -29,11 +31,16 @@ public final class JsonErrorHandler extends ErrorHandler {
     return ByteBuffer.wrap(body(status));
   }
 
+  /** On the application's context and on the server (errors raised before any context is chosen). */
+  public static void install(Environment env) {
+    env.getApplicationContext().setErrorHandler(new JsonErrorHandler());
+    env.lifecycle().addServerLifecycleListener(server -> server.setErrorHandler(new JsonErrorHandler()));
+  }
+
   /** The reason phrase only: Jetty's own message may quote the request back. */
-  private static byte[] body(int status) {
-    // the code a bodiless error of this status gets from the mappers
-    Object code = ((java.util.Map<?, ?>) new ErrorMappers.WebErrors()
-        .toResponse(new jakarta.ws.rs.WebApplicationException(status)).getEntity()).get("error");
+  static byte[] body(int status) {
+    // the same code a bodiless error of this status gets from the mappers
+    String code = ErrorMappers.WebErrors.codeFor(status);
     String reason = HttpStatus.getMessage(status).replace("\"", "'");
     return ("{\"error\":\"" + code + "\",\"message\":\"" + reason + "\"}").getBytes(StandardCharsets.UTF_8);
   }
