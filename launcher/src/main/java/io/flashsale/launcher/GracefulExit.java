@@ -56,11 +56,15 @@ public final class GracefulExit implements Managed {
         if (stopStartedNanos == 0) stopStartedNanos = System.nanoTime();
       }
     });
-    if (!exitOnSigterm) return;
+    if (exitOnSigterm) handleSigterm(this::onSigterm);
+  }
+
+  /** SIGTERM runs {@code stop}, which sets the exit status, instead of the JVM's exit 143. */
+  private static void handleSigterm(Runnable stop) {
     try {
-      sun.misc.Signal.handle(new sun.misc.Signal("TERM"), s -> onSigterm());
+      sun.misc.Signal.handle(new sun.misc.Signal("TERM"), signal -> stop.run());
     } catch (IllegalArgumentException | UnsupportedOperationException e) {
-      // e.g. -Xrs: the JVM's shutdown hook still stops the server in the same order, exit 143
+      // e.g. -Xrs: the JVM's shutdown hook still runs the same stop, with exit 143
       log.warn("SIGTERM is left to the JVM ({}): the stop is the same, the exit status is 143", e.toString());
     }
   }
@@ -83,10 +87,10 @@ public final class GracefulExit implements Managed {
         System.err.println("flashsale " + process + ": the stop did not complete cleanly: " + e);
       }
       boolean ok = !facts.isEmpty() && !facts.containsValue(false);
-      List<String> shown = new ArrayList<>();
-      facts.forEach((name, holds) -> shown.add(name + "=" + holds));
+      String shown = facts.entrySet().stream().map(f -> f.getKey() + "=" + f.getValue())
+          .collect(java.util.stream.Collectors.joining(" "));
       System.out.printf("flashsale %s stopped %s in %.1f s: %s; %s%n", process, cause,
-          (System.nanoTime() - started) / 1e9, String.join(" ", shown), ok ? "clean" : "NOT CLEAN");
+          (System.nanoTime() - started) / 1e9, shown, ok ? "clean" : "NOT CLEAN");
       return ok ? 0 : 1;
     };
     // Ctrl-C and any other exit: the same stop, the JVM's own exit status
@@ -94,16 +98,12 @@ public final class GracefulExit implements Managed {
       if (stopped.compareAndSet(false, true)) stopAndRecord.applyAsInt("on exit");
     }, process + "-stop"));
     if (!exitOnSigterm) return;
-    try {
-      sun.misc.Signal.handle(new sun.misc.Signal("TERM"), signal -> {
-        if (!stopped.compareAndSet(false, true)) return; // a second SIGTERM while stopping changes nothing
-        int status = stopAndRecord.applyAsInt("after SIGTERM");
-        System.out.println("flashsale " + process + ": exit " + status);
-        System.exit(status);
-      });
-    } catch (IllegalArgumentException | UnsupportedOperationException e) {
-      log.warn("SIGTERM is left to the JVM ({}): the stop is the same, the exit status is 143", e.toString());
-    }
+    handleSigterm(() -> {
+      if (!stopped.compareAndSet(false, true)) return; // a second SIGTERM while stopping changes nothing
+      int status = stopAndRecord.applyAsInt("after SIGTERM");
+      System.out.println("flashsale " + process + ": exit " + status);
+      System.exit(status);
+    });
   }
 
   /** Requests the server still runs (its graceful handlers' count); 0 once drained. */

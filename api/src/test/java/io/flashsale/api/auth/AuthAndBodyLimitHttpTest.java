@@ -11,11 +11,10 @@ import io.dropwizard.auth.AuthDynamicFeature;
 import io.dropwizard.auth.AuthValueFactoryProvider;
 import io.dropwizard.core.Application;
 import io.dropwizard.core.Configuration;
-import io.dropwizard.core.server.DefaultServerFactory;
 import io.dropwizard.core.setup.Environment;
-import io.dropwizard.jetty.HttpConnectorFactory;
 import io.dropwizard.testing.junit5.DropwizardAppExtension;
 import io.dropwizard.testing.junit5.DropwizardExtensionsSupport;
+import io.flashsale.api.LoopbackConfig;
 import io.flashsale.api.core.BodyLimit;
 import io.flashsale.api.core.ErrorMappers;
 import jakarta.ws.rs.Consumes;
@@ -97,18 +96,7 @@ class AuthAndBodyLimitHttpTest {
     }
   }
 
-  static Configuration config() {
-    Configuration cfg = new Configuration();
-    DefaultServerFactory f = (DefaultServerFactory) cfg.getServerFactory();
-    f.setRegisterDefaultExceptionMappers(false);
-    ((HttpConnectorFactory) f.getApplicationConnectors().get(0)).setBindHost("127.0.0.1");
-    ((HttpConnectorFactory) f.getApplicationConnectors().get(0)).setPort(0);
-    ((HttpConnectorFactory) f.getAdminConnectors().get(0)).setBindHost("127.0.0.1");
-    ((HttpConnectorFactory) f.getAdminConnectors().get(0)).setPort(0);
-    return cfg;
-  }
-
-  static final DropwizardAppExtension<Configuration> APP = new DropwizardAppExtension<>(TestApp.class, config());
+  static final DropwizardAppExtension<Configuration> APP = new DropwizardAppExtension<>(TestApp.class, LoopbackConfig.create());
   private final HttpClient http = HttpClient.newHttpClient();
 
   private HttpResponse<String> post(String path, HttpRequest.BodyPublisher body, Map<String, String> headers)

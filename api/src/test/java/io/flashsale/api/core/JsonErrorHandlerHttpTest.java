@@ -7,11 +7,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.dropwizard.core.Application;
 import io.dropwizard.core.Configuration;
-import io.dropwizard.core.server.DefaultServerFactory;
 import io.dropwizard.core.setup.Environment;
-import io.dropwizard.jetty.HttpConnectorFactory;
 import io.dropwizard.testing.junit5.DropwizardAppExtension;
 import io.dropwizard.testing.junit5.DropwizardExtensionsSupport;
+import io.flashsale.api.LoopbackConfig;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
@@ -59,18 +58,7 @@ class JsonErrorHandlerHttpTest {
     }
   }
 
-  static Configuration config() {
-    Configuration cfg = new Configuration();
-    DefaultServerFactory f = (DefaultServerFactory) cfg.getServerFactory();
-    f.setRegisterDefaultExceptionMappers(false);
-    for (var connectors : java.util.List.of(f.getApplicationConnectors(), f.getAdminConnectors())) {
-      ((HttpConnectorFactory) connectors.get(0)).setBindHost("127.0.0.1");
-      ((HttpConnectorFactory) connectors.get(0)).setPort(0);
-    }
-    return cfg;
-  }
-
-  static final DropwizardAppExtension<Configuration> APP = new DropwizardAppExtension<>(TestApp.class, config());
+  static final DropwizardAppExtension<Configuration> APP = new DropwizardAppExtension<>(TestApp.class, LoopbackConfig.create());
 
   /** Status line, headers and body of one request written byte for byte. */
   private record Raw(int status, String head, String body) {}
