@@ -11,6 +11,7 @@ import io.flashsale.api.auth.TokenAuthenticator;
 import io.flashsale.api.auth.TokenService;
 import io.flashsale.api.core.BodyLimit;
 import io.flashsale.api.core.ErrorMappers;
+import io.flashsale.api.core.ExactHeaders;
 import io.flashsale.api.core.JsonErrorHandler;
 import io.flashsale.api.core.UndeclaredMethodFilter;
 import io.flashsale.api.health.Checks;
@@ -67,6 +68,8 @@ public final class RestApi {
     Principals principals = new Principals(d.db());
     Skus skus = new Skus(d.db());
 
+    // a header value is read as sent, never as a cached one of another case (tokens are case-sensitive)
+    ExactHeaders.install(env);
     // stream as written (SSE, CSV): no buffering of the first 8 KiB to compute a Content-Length
     env.jersey().property(ServerProperties.OUTBOUND_CONTENT_LENGTH_BUFFER, 0);
     env.jersey().register(new AuthDynamicFeature(new SessionAuthFilter.Builder(d.tokens())

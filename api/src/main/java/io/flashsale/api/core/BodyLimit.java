@@ -20,18 +20,23 @@ import java.io.InputStream;
  * and while reading when there is no length (chunked), the moment the count passes the limit. A
  * resource never sees a partial body, so nothing is stored.
  *
- * <p>A request answered before its body was read (401, 403 CSRF, 404 …) leaves bytes on the
- * connection. The container then closes it after answering, without saying so in the answer, and a
- * client that sends its next request on that kept-alive connection loses it (a POST is not
- * retried). So what has already arrived is dropped, without waiting for more (a refusal never
- * waits for a slow body, and never asks for it with 100 Continue); if anything is still to come,
- * the answer says {@code Connection: close}.
+ * <p>A request answered before its body was read (401, 403 CSRF, 413 …) has the rest of its body
+ * read and dropped before the answer goes out, up to {@link #DRAIN_LIMIT} bytes in all, so the
+ * connection stays in step and open. Otherwise the container closes it the moment more of that body
+ * arrives, with a reset, and a client still sending its body loses the answer (the JDK client
+ * reports {@code http1_0 content, bytes received: n}: it had the whole answer, but not its end).
+ * Reading the rest waits for the sender as an accepted request's resource would; a stalled sender
+ * is cut by the connector's idle timeout. A body past that limit, or one the client holds back
+ * with {@code Expect: 100-continue}, is not read: the answer says {@code Connection: close}
+ * (docs/DESIGN.md §API, "Requests on a kept-alive connection").
  */
 @PreMatching
 @Priority(Priorities.AUTHENTICATION - 100)
 public final class BodyLimit implements ContainerRequestFilter, ContainerResponseFilter {
   public static final String CODE = "BODY_TOO_LARGE";
   private static final String STREAM = BodyLimit.class.getName() + ".stream";
+  /** How much of a refused request's body is read and dropped to keep its connection. */
+  public static final long DRAIN_LIMIT = 1024 * 1024;
 
   private final long maxBytes;
 
@@ -43,10 +48,11 @@ public final class BodyLimit implements ContainerRequestFilter, ContainerRespons
   @Override
   public void filter(ContainerRequestContext request) {
     String length = request.getHeaderString(HttpHeaders.CONTENT_LENGTH);
-    if (length != null && declaredTooLarge(length.trim())) throw tooLarge(maxBytes);
     boolean chunked = request.getHeaderString("Transfer-Encoding") != null;
     Counting counting = new Counting(request.getEntityStream(), maxBytes, declaredLength(length), chunked);
+    // set before the 413, so the response filter can drop the body the 413 leaves unread
     request.setProperty(STREAM, counting);
+    if (length != null && declaredTooLarge(length.trim())) throw tooLarge(maxBytes);
     request.setEntityStream(counting);
   }
 
@@ -55,10 +61,9 @@ public final class BodyLimit implements ContainerRequestFilter, ContainerRespons
     // an accepted request's resource read its body; a refusal may not have
     if (response.getStatus() < 400) return;
     if (!(request.getProperty(STREAM) instanceof Counting body) || !body.hasBody() || body.fullyRead()) return;
+    // a client waiting for 100 Continue has sent nothing of the body; asking for it would be reading it
     boolean expectsContinue = request.getHeaderString("Expect") != null;
-    if (response.getStatus() == 413 || expectsContinue || !body.dropArrived()) {
-      response.getHeaders().putSingle("Connection", "close");
-    }
+    if (expectsContinue || !body.drain(DRAIN_LIMIT)) response.getHeaders().putSingle("Connection", "close");
   }
 
   private static long declaredLength(String length) {
@@ -77,11 +82,10 @@ public final class BodyLimit implements ContainerRequestFilter, ContainerRespons
     return length.length() > 18 || Long.parseLong(length) > maxBytes;
   }
 
-  /** 413 as JSON; the connection closes, so the unread rest of the body is never read. */
+  /** 413 as JSON; the response filter drops the rest of the body or closes the connection. */
   static WebApplicationException tooLarge(long maxBytes) {
-    Response r = Response.fromResponse(ApiError.response(413, CODE,
-        "the request body is larger than " + maxBytes + " bytes")).header("Connection", "close").build();
-    return new WebApplicationException("request body too large", r);
+    return new WebApplicationException("request body too large",
+        ApiError.response(413, CODE, "the request body is larger than " + maxBytes + " bytes"));
   }
 
   /** Counts what is read; past the limit the read fails with the 413 instead of returning data. */
@@ -126,18 +130,23 @@ public final class BodyLimit implements ContainerRequestFilter, ContainerRespons
     }
 
     /**
-     * Reads and drops what has arrived, never waiting for more; true when nothing of the body is
-     * left on the connection.
+     * Reads and drops the rest of the body, past the count limit (no 413 any more: the answer is
+     * decided), until {@code limit} bytes of it have been seen; true when nothing of it is left on
+     * the connection.
      */
-    boolean dropArrived() {
-      byte[] buf = new byte[4096];
+    boolean drain(long limit) {
+      if (declared > limit) return false;
+      byte[] buf = new byte[8192];
       try {
-        int ready;
-        while (!fullyRead() && (ready = available()) > 0) {
-          if (read(buf, 0, Math.min(buf.length, ready)) < 0) break;
+        while (!fullyRead()) {
+          if (count >= limit) return false;
+          int n = in.read(buf, 0, (int) Math.min(buf.length, limit - count));
+          if (n < 0) ended = true;
+          else count += n;
         }
-        return fullyRead();
-      } catch (IOException | WebApplicationException e) {
+        return true;
+      } catch (IOException | RuntimeException e) {
+        // the client went away or sent a malformed body: nothing to keep
         return false;
       }
     }
