@@ -18,7 +18,7 @@ public record CommandResult(CommandOutcome outcome, OrderStatus status, int vers
   /** The validator's refusal carrying this answer (nothing enters the workflow's history). */
   public ApplicationFailure refusal() {
     return ApplicationFailure.newNonRetryableFailure(
-        ANSWERED_BY_VALIDATOR + " " + outcome + " " + status + " " + version, ANSWERED_BY_VALIDATOR);
+        ANSWERED_BY_VALIDATOR + " " + outcome + " " + status + " " + version, ANSWERED_BY_VALIDATOR, this);
   }
 
   /** The answer inside a validator's refusal (anywhere in the client's update exception), else null. */

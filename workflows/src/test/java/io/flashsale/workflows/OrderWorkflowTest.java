@@ -109,7 +109,7 @@ class OrderWorkflowTest {
   @Test
   void aCreateByUpdateWithStartRunsItsReserveLocallyToo() {
     // the production path: the create handler may run before the workflow method
-    CreateResult r = new Orders(client, SETTINGS).create(new CreateOrder("t1", "user-1", "k1", "sku-1", 1, null), false);
+    CreateResult r = new Orders(client, SETTINGS).create(new CreateOrder("t1", "user-1", "k1", "sku-1", 1, null));
     assertEquals(CreateOutcome.CREATED, r.outcome());
     assertEquals(List.of(), scheduledActivityTypes(), "the reserve ran as a local activity");
     assertEquals(1, backend.count("reserve"));
