@@ -20,9 +20,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * the history. A stream of 16 callbacks wakes the workflow 16 times and leaves no timer behind.
  */
 class X18CommandValidatorsTest {
-  // a channel reply deadline wide enough that a loaded machine's charge answers in time (PAID, not UNKNOWN)
-  @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQueryMs", 120_000)
-      .with("channel.timeoutMs", 5_000);
+  @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQueryMs", 120_000);
   @RegisterExtension static final Evidence ev = new Evidence("X-18", "validators refuse without history; no timer pile-up");
 
   private static String workflowId(String orderId) {
