@@ -20,6 +20,21 @@ final class Buyers {
     return buyer.post("/orders", order(requestKey, sku, quantity));
   }
 
+  /**
+   * The body a retry of a create answers: the first answer's body with outcome REPLAY instead of
+   * CREATED, every order field the same, byte for byte.
+   */
+  static String asReplay(String createdBody) {
+    if (!createdBody.startsWith("{\"outcome\":\"CREATED\",")) throw new IllegalArgumentException("not a CREATED answer: " + createdBody);
+    return "{\"outcome\":\"REPLAY\"," + createdBody.substring("{\"outcome\":\"CREATED\",".length());
+  }
+
+  /** A retry's answer: 200 REPLAY, Idempotent-Replayed: true, and the first answer's order fields. */
+  static boolean isReplayOf(HttpJson.Reply retry, HttpJson.Reply created) {
+    return retry.status() == 200 && "true".equals(retry.header("Idempotent-Replayed"))
+        && retry.raw().equals(asReplay(created.raw()));
+  }
+
   static HttpJson.Reply pay(HttpJson buyer, String orderId) {
     return buyer.post("/orders/" + orderId + "/pay", null);
   }

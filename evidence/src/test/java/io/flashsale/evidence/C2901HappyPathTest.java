@@ -6,7 +6,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * C29-01: the happy path over HTTP. 201, and a retry with the key gets that answer again; pay answers PAID
+ * C29-01: the happy path over HTTP. 201 CREATED, and a retry with the key gets 200 REPLAY with that order; pay answers PAID
  * synchronously; the channel's two duplicate callbacks change nothing; a declined order fails
  * and its unit comes back (3 → 4).
  */
@@ -31,8 +31,10 @@ class C2901HappyPathTest {
     ev.equal("HELD", created.body().path("reservation").path("status").asText(), "reservation HELD");
 
     HttpJson.Reply replay = Buyers.create(alice, "c2901-a", SKU, 1);
-    ev.equal(201, replay.status(), "same key + same payload answers 201 again");
-    ev.equal(created.raw(), replay.raw(), "with the first answer's body, byte for byte");
+    ev.equal(200, replay.status(), "same key + same payload answers 200");
+    ev.equal("REPLAY", replay.text("outcome"), "outcome REPLAY");
+    ev.equal("true", replay.header("Idempotent-Replayed"), "marked Idempotent-Replayed: true");
+    ev.equal(Buyers.asReplay(created.raw()), replay.raw(), "with the first answer's order fields, byte for byte");
     ev.equal(1L, stack.sql.count("SELECT count(*) FROM orders WHERE subject = 'user-0042'"), "one order row for the key");
 
     Buyers.fault(stack.channel, orderId, Map.of("callback_copies", 2));
@@ -60,8 +62,8 @@ class C2901HappyPathTest {
     ev.equal(3, got.body().path("timeline").size(), "GET shows three transitions");
     ev.check(got.text("workflow_id").startsWith("order:t1:user-0042:"), "GET shows the workflow id");
     HttpJson.Reply late = Buyers.create(alice, "c2901-a", SKU, 1);
-    ev.check(late.status() == 201 && late.raw().equals(created.raw()),
-        "a retry of the paid order's create still answers what the create did (CREATED v1)");
+    ev.check(Buyers.isReplayOf(late, created),
+        "a retry of the paid order's create: 200 REPLAY with what the create made (CREATED v1)");
 
     // a declined payment: FAILED and the unit back in the same transaction
     HttpJson.Reply b = Buyers.create(bob, "c2901-b", SKU, 1);

@@ -14,11 +14,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * CAP-02 and CAP-04: idempotency under races. Four concurrent creates with one key and one payload
- * meet in one workflow and all get the same answer, 201 CREATED with the same body; stock is taken
- * once (2 units). Same key with another payload: 422, again on a retry. A mixed race (same key, two
- * payloads) never creates two orders: every request that sent the stored payload gets its 201 (the
- * first or a replay, the same body), and every one that sent the other payload gets 422. Concurrent cancels of one order release its units once. A
- * retry after the order moved on, and after its workflow closed, still gets the first answer.
+ * meet in one workflow: one answers 201 CREATED, the other three 200 REPLAY (with
+ * Idempotent-Replayed: true), all with the same order fields; stock is taken once (2 units). Same
+ * key with another payload: 422, again on a retry. A mixed race (same key, two payloads) never
+ * creates two orders: every request that sent the stored payload gets that order (201 for the one
+ * that made it, 200 REPLAY for the others), and every one that sent the other payload gets 422.
+ * Concurrent cancels of one order release its units once. A retry after the order moved on, and
+ * after its workflow closed, still gets the first answer's order fields as 200 REPLAY, answered
+ * from the database: no new run of the workflow is started.
  */
 class Cap02IdempotencyRaceTest {
   // a short late-notice window, so the cancelled order's workflow closes within the experiment
@@ -32,13 +35,19 @@ class Cap02IdempotencyRaceTest {
     List<HttpJson.Reply> same = race(4, i -> Buyers.create(buyer, "cap02-k1", "sku-cap02", 2));
     Map<String, Integer> outcomes = outcomes(same);
     ev.note("4 same-key creates " + outcomes);
-    ev.equal(Map.of("201 CREATED", 4), outcomes, "all four answer 201 CREATED");
-    String first = same.get(0).raw();
-    ev.check(same.stream().allMatch(r -> r.raw().equals(first)), "all four bodies are the same, byte for byte");
+    ev.equal(Map.of("201 CREATED", 1, "200 REPLAY", 3), outcomes, "one answers 201 CREATED, three 200 REPLAY");
+    HttpJson.Reply createdOne = same.stream().filter(r -> r.status() == 201).findFirst().orElseThrow();
+    String first = createdOne.raw();
+    ev.check(same.stream().filter(r -> r.status() == 200).allMatch(r -> "true".equals(r.header("Idempotent-Replayed"))),
+        "each REPLAY carries Idempotent-Replayed: true");
+    ev.check(createdOne.header("Idempotent-Replayed") == null, "the CREATED answer does not");
+    ev.check(same.stream().allMatch(r -> sameOrderFields(r, createdOne)),
+        "all four carry the same order fields (only the outcome differs)");
     ev.equal(1L, same.stream().map(r -> r.text("order_id")).distinct().count(), "all four name the same order");
     ev.equal(8, stack.sql.remaining("sku-cap02"), "stock taken once: 10 − 2");
     HttpJson.Reply again = Buyers.create(buyer, "cap02-k1", "sku-cap02", 2);
-    ev.check(again.status() == 201 && again.raw().equals(first), "a later retry: the same 201 and body");
+    ev.check(again.status() == 200 && "REPLAY".equals(again.text("outcome")) && sameOrderFields(again, createdOne),
+        "a later retry: 200 REPLAY with the same order fields (" + again.status() + ")");
 
     HttpJson.Reply other = Buyers.create(buyer, "cap02-k1", "sku-cap02", 1);
     ev.check(other.status() == 422 && "KEY_REUSED".equals(other.text("outcome")), "same key, other payload → 422");
@@ -48,13 +57,14 @@ class Cap02IdempotencyRaceTest {
     List<HttpJson.Reply> mixed = race(6, i -> Buyers.create(buyer, "cap02-k2", "sku-cap02", mixedQuantity(i)));
     ev.note("mixed race on one key " + outcomes(mixed));
     ev.equal(1L, stack.sql.count("SELECT count(*) FROM orders WHERE request_key = 'cap02-k2'"), "one order for the key");
-    List<HttpJson.Reply> created = mixed.stream().filter(r -> r.status() == 201).toList();
-    ev.check(mixed.stream().allMatch(r -> r.status() == 201 || r.status() == 422),
-        "each is 201 (the winning payload) or 422 KEY_REUSED (the other)");
-    ev.check(!created.isEmpty() && created.stream().allMatch(r -> r.raw().equals(created.get(0).raw())),
-        "the " + created.size() + " answers 201 are one answer, byte for byte");
+    List<HttpJson.Reply> created = mixed.stream().filter(r -> r.status() == 201 || r.status() == 200).toList();
+    ev.check(mixed.stream().allMatch(r -> r.status() == 201 || r.status() == 200 || r.status() == 422),
+        "each is 201 / 200 REPLAY (the winning payload) or 422 KEY_REUSED (the other)");
+    ev.equal(1L, mixed.stream().filter(r -> r.status() == 201).count(), "one of them made the order: 201 CREATED");
+    ev.check(!created.isEmpty() && created.stream().allMatch(r -> sameOrderFields(r, created.get(0))),
+        "the " + created.size() + " answers with the order carry one order's fields");
     int winner = created.get(0).body().path("quantity").asInt();
-    ev.check(mixed.stream().allMatch(r -> r.status() == 201 || r.body().path("quantity").isMissingNode()),
+    ev.check(mixed.stream().allMatch(r -> r.status() != 422 || r.body().path("quantity").isMissingNode()),
         "the 422s carry no order");
     ev.equal(3L, (long) created.size(), "3 of the 6 share the winning payload (quantity " + winner + ")");
     // each answer against the payload its own request sent: the stored order's payload won
@@ -66,9 +76,9 @@ class Cap02IdempotencyRaceTest {
       HttpJson.Reply r = mixed.get(i);
       byRequest.add("q" + sent + "→" + r.status() + " " + r.text("outcome"));
       if (sent == stored) {
-        ev.check(r.status() == 201 && r.body().path("quantity").asInt() == sent
+        ev.check((r.status() == 201 || r.status() == 200) && r.body().path("quantity").asInt() == sent
                 && r.text("order_id").equals(created.get(0).text("order_id")),
-            "request " + i + " sent the winning payload (quantity " + sent + "): 201 with that order");
+            "request " + i + " sent the winning payload (quantity " + sent + "): 201 or 200 REPLAY with that order");
       } else {
         ev.check(r.status() == 422 && "KEY_REUSED".equals(r.text("outcome")),
             "request " + i + " sent the losing payload (quantity " + sent + "): 422 KEY_REUSED");
@@ -87,18 +97,35 @@ class Cap02IdempotencyRaceTest {
 
     // the original answer does not move with the order, nor go with its workflow
     HttpJson.Reply afterCancel = Buyers.create(buyer, "cap02-k1", "sku-cap02", 2);
-    ev.check(afterCancel.status() == 201 && afterCancel.raw().equals(first),
-        "a retry of the cancelled order's create: the first answer (201, CREATED v1)");
+    ev.check(afterCancel.status() == 200 && "REPLAY".equals(afterCancel.text("outcome"))
+            && sameOrderFields(afterCancel, createdOne),
+        "a retry of the cancelled order's create: 200 REPLAY with the first answer's fields (CREATED v1)");
     String workflowId = stack.sql.text("SELECT workflow_id FROM orders WHERE order_id = ?", id);
     stack.awaitTrue(() -> !"RUNNING".equals(stack.workflowStatus(workflowId)), 60_000, "the workflow did not close");
-    ev.note("workflow of " + id + " " + stack.workflowStatus(workflowId));
+    String closedRun = stack.latestRunId(workflowId);
+    ev.note("workflow of " + id + " " + stack.workflowStatus(workflowId) + " run " + closedRun);
     HttpJson.Reply afterClose = Buyers.create(buyer, "cap02-k1", "sku-cap02", 2);
-    ev.check(afterClose.status() == 201 && afterClose.raw().equals(first),
-        "a retry after its workflow closed: the first answer again (" + afterClose.status() + ")");
+    ev.check(afterClose.status() == 200 && "REPLAY".equals(afterClose.text("outcome"))
+            && "true".equals(afterClose.header("Idempotent-Replayed")) && sameOrderFields(afterClose, createdOne),
+        "a retry after its workflow closed: 200 REPLAY with the first answer's fields (" + afterClose.status() + ")");
+    HttpJson.Reply afterCloseOther = Buyers.create(buyer, "cap02-k1", "sku-cap02", 1);
+    ev.check(afterCloseOther.status() == 422 && "KEY_REUSED".equals(afterCloseOther.text("outcome")),
+        "and another payload after the close: 422 KEY_REUSED (" + afterCloseOther.status() + ")");
+    ev.equal(closedRun, stack.latestRunId(workflowId), "the retries started no new run: the latest run is the closed one");
+    ev.check(!"RUNNING".equals(stack.workflowStatus(workflowId)), "and no run of the order is open");
     ev.equal("CANCELLED", buyer.get("/orders/" + id).text("status"), "GET shows where the order is: CANCELLED");
     ev.equal(before + 2, stack.sql.remaining("sku-cap02"), "the retries took no stock");
     ev.equal(1L, stack.sql.count("SELECT count(*) FROM orders WHERE request_key = 'cap02-k1'"), "one order for the key");
     stack.checkReconcileClean(ev, "reconcile clean");
+  }
+
+  /** The same answer apart from its outcome: every order field of the body (the create-time order). */
+  private static boolean sameOrderFields(HttpJson.Reply r, HttpJson.Reply first) {
+    com.fasterxml.jackson.databind.node.ObjectNode a = r.body().deepCopy();
+    com.fasterxml.jackson.databind.node.ObjectNode b = first.body().deepCopy();
+    a.remove("outcome");
+    b.remove("outcome");
+    return a.equals(b) && a.has("order_id");
   }
 
   /** The mixed race's payloads: requests 0, 2, 4 ask for one unit, 1, 3, 5 for two. */

@@ -271,6 +271,16 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
         .getWorkflowExecutionInfo().getStatus().name().replace("WORKFLOW_EXECUTION_STATUS_", "");
   }
 
+  /** The run id of the workflow's latest run (describe): a new run of the id changes it. */
+  public String latestRunId(String workflowId) {
+    return wiring.temporal().service().blockingStub().describeWorkflowExecution(
+            io.temporal.api.workflowservice.v1.DescribeWorkflowExecutionRequest.newBuilder()
+                .setNamespace("default")
+                .setExecution(io.temporal.api.common.v1.WorkflowExecution.newBuilder().setWorkflowId(workflowId))
+                .build())
+        .getWorkflowExecutionInfo().getExecution().getRunId();
+  }
+
   /**
    * Writes the workflow's history to target/histories/&lt;name&gt;.json; copied to
    * src/test/resources/histories, it becomes a replay test case.

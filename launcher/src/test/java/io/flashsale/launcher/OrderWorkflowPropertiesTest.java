@@ -310,7 +310,7 @@ class OrderWorkflowPropertiesTest {
           int quantity = 1 + s.arg();
           String key = "k" + (keys++);
           int before = remaining();
-          CreateResult r = orders.create(new CreateOrder(TENANT, subject, key, sku, quantity, null), false);
+          CreateResult r = orders.create(new CreateOrder(TENANT, subject, key, sku, quantity, null));
           int after = remaining();
           switch (r.outcome()) {
             case CREATED -> {
@@ -330,7 +330,7 @@ class OrderWorkflowPropertiesTest {
           return subject + " x" + quantity + " " + r.outcome() + (r.order() == null ? "" : " " + r.order().orderId());
         }
         case RETRY_CREATE -> {
-          CreateResult r = orders.create(new CreateOrder(TENANT, o.subject(), o.key(), sku, o.quantity(), null), true);
+          CreateResult r = orders.create(new CreateOrder(TENANT, o.subject(), o.key(), sku, o.quantity(), null));
           check((r.outcome() == CreateOutcome.CREATED || r.outcome() == CreateOutcome.REPLAY) && r.order() != null
               && o.id().equals(r.order().orderId()), "a retried create names its order " + o.id() + ": " + r.outcome());
           return o.id() + " " + r.outcome();

@@ -128,9 +128,15 @@ public final class OrderQueries {
     }
   }
 
-  /** Does this idempotency scope already have an order? (The sold-out gate must still replay it.) */
-  public boolean scopeExists(String tenant, String subject, String requestKey) {
-    return db.read(c -> OrderRow.byScope(c, tenant, subject, requestKey) != null);
+  /** The order an idempotency scope already has: its id and the create body it was made from. */
+  public record KeyedOrder(String orderId, String payload) {}
+
+  /** The order this idempotency scope already has, or null (a retry of it is answered from this row). */
+  public KeyedOrder keyedOrder(String tenant, String subject, String requestKey) {
+    return db.read(c -> {
+      OrderRow row = OrderRow.byScope(c, tenant, subject, requestKey);
+      return row == null ? null : new KeyedOrder(row.orderId(), row.payload());
+    });
   }
 
   private static OrderDetails row(ResultSet rs, List<TimelineEntry> timeline) throws SQLException {

@@ -39,34 +39,22 @@ public final class Orders {
   }
 
   /**
-   * Update-with-start, answered within the deadline. A retry (retry: its key already has an order)
-   * carries the update id derived from the key and body, so while the run lives the engine answers
-   * it from the first such update without running it again. A first call carries a fresh id: a
-   * create that was refused stored nothing, and a later call with the key is a new attempt on both
-   * engines (the dev server would otherwise answer it from the closed refused run).
+   * Update-with-start, answered within the deadline. Only calls whose key has no order yet come
+   * here (the API answers a retry of an ordered key from its row), so each carries a fresh update
+   * id: a create that was refused stored nothing, and a later call with the key is a new attempt on
+   * both engines (the dev server would otherwise answer it from the closed refused run). Two calls
+   * that race with one key meet in the run, whose create answers the loser REPLAY or KEY_REUSED.
    */
-  public CreateResult create(CreateOrder req, boolean retry) {
+  public CreateResult create(CreateOrder req) {
     String workflowId = WorkflowIds.forScope(req.tenant(), req.subject(), req.requestKey());
     OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, startOptions(workflowId, req.tenant(), req.sku(),
         "order " + req.sku() + " x" + req.quantity() + " for " + req.tenant() + "/" + req.subject()));
     WithStartWorkflowOperation<Void> start = new WithStartWorkflowOperation<>(wf::run,
         new OrderStart(req.tenant(), req.subject(), req.requestKey(), null, settings));
-    UpdateOptions.Builder<CreateResult> options =
-        UpdateOptions.<CreateResult>newBuilder().setWaitForStage(WorkflowUpdateStage.COMPLETED);
-    if (retry) options.setUpdateId(createUpdateId(req));
+    UpdateOptions<CreateResult> options =
+        UpdateOptions.<CreateResult>newBuilder().setWaitForStage(WorkflowUpdateStage.COMPLETED).build();
     return withDeadline("create " + workflowId,
-        () -> WorkflowClient.executeUpdateWithStart(wf::create, req, options.build(), start));
-  }
-
-  /** One id per (request key, body): the same key with another body is another update (KEY_REUSED). */
-  static String createUpdateId(CreateOrder req) {
-    try {
-      byte[] hash = java.security.MessageDigest.getInstance("SHA-256").digest(
-          (req.requestKey() + "\n" + req.payload()).getBytes(java.nio.charset.StandardCharsets.UTF_8));
-      return "create:" + java.util.HexFormat.of().formatHex(hash, 0, 16);
-    } catch (java.security.NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
+        () -> WorkflowClient.executeUpdateWithStart(wf::create, req, options, start));
   }
 
   /** idempotencyKey (optional) becomes the update id: a client's retry gets the original answer. */

@@ -109,7 +109,7 @@ class OrderWorkflowTest {
   @Test
   void aCreateByUpdateWithStartRunsItsReserveLocallyToo() {
     // the production path: the create handler may run before the workflow method
-    CreateResult r = new Orders(client, SETTINGS).create(new CreateOrder("t1", "user-1", "k1", "sku-1", 1, null), false);
+    CreateResult r = new Orders(client, SETTINGS).create(new CreateOrder("t1", "user-1", "k1", "sku-1", 1, null));
     assertEquals(CreateOutcome.CREATED, r.outcome());
     assertEquals(List.of(), scheduledActivityTypes(), "the reserve ran as a local activity");
     assertEquals(1, backend.count("reserve"));
@@ -132,11 +132,28 @@ class OrderWorkflowTest {
     CommandResult answer = CommandResult.refusedBy(e);
     assertNotNull(answer, "the refusal carries the answer: " + e);
     assertEquals(new CommandResult(CommandOutcome.REJECTED, OrderStatus.PAID, 3), answer);
+    // what SDK 1.38 delivers: the validator's ApplicationFailure (type CommandAnsweredByValidator, the
+    // answer in its details) arrives wrapped, message only, so refusedBy reads the message. The day
+    // an SDK keeps type and details this fails: then the message parse can go (DESIGN.md §Workflow design)
+    io.temporal.failure.ApplicationFailure delivered = (io.temporal.failure.ApplicationFailure) e.getCause();
+    assertEquals("io.temporal.internal.worker.WorkflowExecutionException", delivered.getType());
+    assertEquals(0, delivered.getDetails().getSize(), "the validator's details do not reach the client");
+    assertNull(delivered.getCause());
     assertEquals(acceptedBefore, events(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED),
         "the refused pay is not in the history");
     WorkflowUpdateException c = assertThrows(WorkflowUpdateException.class, wf::cancel);
     assertEquals(CommandOutcome.REJECTED, CommandResult.refusedBy(c).outcome());
     assertEquals(1, backend.count("charge"));
+  }
+
+  @Test
+  void aRefusalThatKeepsItsDetailsIsReadFromThemNotFromTheMessage() {
+    CommandResult answer = new CommandResult(CommandOutcome.REPLAY_CANCEL, OrderStatus.CANCELLED, 2);
+    io.temporal.failure.ApplicationFailure kept = io.temporal.failure.ApplicationFailure.newNonRetryableFailure(
+        "refused", CommandResult.ANSWERED_BY_VALIDATOR, answer);
+    assertEquals(answer, CommandResult.refusedBy(new RuntimeException("update failed", kept)));
+    assertEquals(answer, CommandResult.refusedBy(answer.refusal()), "the refusal carries it both ways");
+    assertNull(CommandResult.refusedBy(new RuntimeException("CommandAnsweredByValidator garbled")));
   }
 
   @Test

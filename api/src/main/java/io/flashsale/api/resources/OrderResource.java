@@ -12,6 +12,7 @@ import io.flashsale.workflows.CreateOutcome;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.dropwizard.auth.Auth;
 import io.flashsale.persistence.OrderQueries;
+import io.flashsale.persistence.OrderQueries.KeyedOrder;
 import io.flashsale.persistence.OrderQueries.OrderDetails;
 import io.flashsale.persistence.Skus;
 import io.flashsale.persistence.StockView;
@@ -92,62 +93,78 @@ public class OrderResource {
     String sku = Bodies.text(body, "sku", SKU, true);
     int quantity = (int) Bodies.integer(body, "quantity", 1, 3);
     String note = Bodies.text(body, "note", NOTE, false);
+    CreateOrder request = new CreateOrder(caller.tenant(), caller.subject(), requestKey, sku, quantity, note);
     // the cheap gate: no Temporal round trip once sold out, unless this key already has an order to answer
     // with. Sold out per the in-memory view (learned within its bound): no read of the hot SKU row. Anything
     // else the view says (available, not known, stale) is checked against the database as before; the
     // reserve in the workflow decides every sale either way.
-    boolean retry;
+    KeyedOrder keyed;
     if (stockView != null && stockView.soldOut(caller.tenant(), sku)) {
-      retry = queries.scopeExists(caller.tenant(), caller.subject(), requestKey);
-      if (!retry) {
+      keyed = queries.keyedOrder(caller.tenant(), caller.subject(), requestKey);
+      if (keyed == null) {
         gateFromView.inc();
         return outcome(409, CreateOutcome.SOLD_OUT);
       }
-      // a retry: the SKU exists (the view knows it), so its order's answer comes from the workflow
     } else {
       gateFromDatabase.inc();
       int remaining = skus.remaining(caller.tenant(), sku);
       if (remaining < 0) return outcome(404, CreateOutcome.UNKNOWN_SKU);
-      retry = queries.scopeExists(caller.tenant(), caller.subject(), requestKey);
-      if (remaining == 0 && !retry) {
+      keyed = queries.keyedOrder(caller.tenant(), caller.subject(), requestKey);
+      if (remaining == 0 && keyed == null) {
         return outcome(409, CreateOutcome.SOLD_OUT);
       }
+    }
+    // a retry of a key that has its order is answered from the row, whether or not the order's run is
+    // still open: no engine call, no update in its history, no new run after it closed (DESIGN.md §REST API)
+    if (keyed != null) {
+      if (!keyed.payload().equals(request.payload())) return outcome(422, CreateOutcome.KEY_REUSED);
+      return createAnswer(CreateOutcome.REPLAY, keyed.orderId());
     }
     if (!admission.tryAcquire()) {
       return ApiError.unavailable(1, new OutcomeBody("OVERLOADED", "too many orders in flight; retry with the same key"));
     }
     CreateResult r;
     try {
-      r = orders.create(new CreateOrder(caller.tenant(), caller.subject(), requestKey, sku, quantity, note), retry);
+      r = orders.create(request);
     } catch (WorkflowServiceException | Orders.DeadlineExceeded e) {
       log.warn("create {}/{} key {}: engine unavailable: {}", caller.tenant(), caller.subject(), requestKey, e.toString());
       throw engineUnavailable("the order engine did not answer; retry with the same key");
     } finally {
       admission.release();
     }
-    // the workflow answers REPLAY when its create finds the key's order (a retry that reached a new
-    // run, or one that raced the first call): that is the first call's answer again
-    int status = switch (r.outcome()) {
-      case CREATED, REPLAY -> 201;
-      case SOLD_OUT, USER_LIMIT -> 409;
-      case KEY_REUSED -> 422;
-      case UNKNOWN_SKU -> 404;
+    // REPLAY from the workflow: a call that raced the first one with the key and lost
+    return switch (r.outcome()) {
+      case CREATED, REPLAY -> createAnswer(r.outcome(), r.order().orderId());
+      case SOLD_OUT, USER_LIMIT -> outcome(409, r.outcome());
+      case KEY_REUSED -> outcome(422, r.outcome());
+      case UNKNOWN_SKU -> outcome(404, r.outcome());
     };
-    if (status == 201) return json(201, createdAnswer(queries.get(r.order().orderId())));
-    return outcome(status, r.outcome());
+  }
+
+  /** Marks a create's answer that is a replay of an earlier one with the key (the common convention). */
+  public static final String REPLAYED_HEADER = "Idempotent-Replayed";
+
+  /**
+   * 201 CREATED for the call that made the order; 200 REPLAY, with {@value #REPLAYED_HEADER}: true,
+   * for every later call with its key and body. Both carry the order as its create made it.
+   */
+  private Response createAnswer(CreateOutcome outcome, String orderId) {
+    OrderBody body = createdAnswer(outcome, queries.get(orderId));
+    if (outcome == CreateOutcome.CREATED) return json(201, body);
+    return Response.status(200).type(MediaType.APPLICATION_JSON_TYPE).header(REPLAYED_HEADER, "true").entity(body).build();
   }
 
   /**
-   * The answer to a create that made an order, the same for the first call and every retry with
-   * its key and body (byte for byte): the order as the create made it, i.e. status CREATED,
-   * version 1, its first reservation HELD and the first transition; GET shows where it is now.
+   * The order as the create made it, the same fields for the first call and every retry with its
+   * key and body: status CREATED, version 1, its first reservation HELD and the first transition;
+   * GET shows where it is now. Only the outcome tells the first call (CREATED) from a replay.
    */
-  static OrderBody createdAnswer(OrderDetails o) {
+  static OrderBody createdAnswer(CreateOutcome outcome, OrderDetails o) {
     OrderDetails asCreated = new OrderDetails(o.orderId(), o.tenant(), o.subject(), o.requestKey(),
         io.flashsale.workflows.OrderStatus.CREATED, 1, o.sku(), o.quantity(), o.amount(), o.note(),
         io.flashsale.persistence.Inventory.firstReservationKey(o.orderId()), "HELD", o.workflowId(),
         o.createdAt(), o.timeline().stream().filter(t -> t.version() == 1).toList());
-    return OrderBody.of(CreateOutcome.CREATED, asCreated);
+    return OrderBody.of(outcome, asCreated);
   }
 
   @POST

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.mockito.ArgumentMatchers.any;
-import static org.mockito.ArgumentMatchers.anyBoolean;
 import static org.mockito.ArgumentMatchers.anyString;
 import static org.mockito.ArgumentMatchers.eq;
 import static org.mockito.Mockito.doAnswer;
@@ -298,7 +297,7 @@ class OrderResourceTest {
   void theBaseBodyReachesTheWorkflowAsSent() {
     acceptCreates(CreateOutcome.CREATED);
     assertEquals(201, create(Body.valid().json()).getStatus());
-    verify(ORDERS).create(new CreateOrder(TENANT, SUBJECT, "k1", "sku-1", 1, null), false);
+    verify(ORDERS).create(new CreateOrder(TENANT, SUBJECT, "k1", "sku-1", 1, null));
   }
 
   @Test
@@ -310,7 +309,7 @@ class OrderResourceTest {
     Response r = create(Body.valid().with("request_key", "\"" + key + "\"").with("quantity", "3")
         .with("note", "\"" + note + "\"").json());
     assertEquals(201, r.getStatus(), r.readEntity(String.class));
-    verify(ORDERS).create(new CreateOrder(TENANT, SUBJECT, key, "sku-1", 3, note), false);
+    verify(ORDERS).create(new CreateOrder(TENANT, SUBJECT, key, "sku-1", 3, note));
   }
 
   @Test
@@ -318,7 +317,7 @@ class OrderResourceTest {
     // JSON Schema's integer, as the contract says: 2.0 is 2
     acceptCreates(CreateOutcome.CREATED);
     assertEquals(201, create(Body.valid().with("quantity", "2.0").json()).getStatus());
-    verify(ORDERS).create(new CreateOrder(TENANT, SUBJECT, "k1", "sku-1", 2, null), false);
+    verify(ORDERS).create(new CreateOrder(TENANT, SUBJECT, "k1", "sku-1", 2, null));
   }
 
   @Test
@@ -429,7 +428,7 @@ class OrderResourceTest {
 
   /** docs/DESIGN.md §REST API: the status each workflow outcome is answered with. */
   private static final Map<CreateOutcome, Integer> STATUS_OF = new EnumMap<>(Map.of(
-      CreateOutcome.CREATED, 201, CreateOutcome.REPLAY, 201, CreateOutcome.SOLD_OUT, 409,
+      CreateOutcome.CREATED, 201, CreateOutcome.REPLAY, 200, CreateOutcome.SOLD_OUT, 409,
       CreateOutcome.USER_LIMIT, 409, CreateOutcome.KEY_REUSED, 422, CreateOutcome.UNKNOWN_SKU, 404));
 
   /** Stock left, no earlier order for the key, and the workflow answers with this outcome. */
@@ -439,7 +438,7 @@ class OrderResourceTest {
     OrderView view = madeOrder
         ? new OrderView(ORDER_ID, TENANT, SUBJECT, "sku-1", 1, 1990, OrderStatus.CREATED, 1, ORDER_ID + "/r1")
         : null;
-    when(ORDERS.create(any(), anyBoolean())).thenReturn(new CreateResult(outcome, view, List.of()));
+    when(ORDERS.create(any())).thenReturn(new CreateResult(outcome, view, List.of()));
     when(QUERIES.get(ORDER_ID)).thenReturn(ownOrder("PAID"));
   }
 
@@ -456,15 +455,18 @@ class OrderResourceTest {
     int status = STATUS_OF.get(outcome);
     assertEquals(status, r.getStatus());
     JsonNode body = json(r);
-    if (status == 201) {
-      // a first call and its replay answer alike: the order as its create made it, not as it is now
-      assertEquals("CREATED", body.get("outcome").asText());
+    if (status == 201 || status == 200) {
+      // the first call and a call that raced it alike: the order as its create made it, not as it is now;
+      // only the outcome, and the replay's header, tell them apart
+      assertEquals(outcome.name(), body.get("outcome").asText());
       assertEquals(ORDER_ID, body.get("order_id").asText());
       assertEquals("CREATED", body.get("status").asText());
       assertEquals(1, body.get("version").asInt());
+      assertEquals(outcome == CreateOutcome.REPLAY ? "true" : null, r.getHeaderString("Idempotent-Replayed"));
     } else {
       assertEquals(Set.of("outcome"), fieldNames(body), body.toString());
       assertEquals(outcome.name(), body.get("outcome").asText());
+      assertNull(r.getHeaderString("Idempotent-Replayed"));
     }
   }
 
@@ -483,17 +485,52 @@ class OrderResourceTest {
     Response r = create(Body.valid().json());
     assertEquals(409, r.getStatus());
     assertEquals("SOLD_OUT", json(r).get("outcome").asText());
-    verify(QUERIES).scopeExists(TENANT, SUBJECT, "k1");
+    verify(QUERIES).keyedOrder(TENANT, SUBJECT, "k1");
+    verifyNoInteractions(ORDERS);
+  }
+
+  /** The key k1 already has ORDER_ID, made from this body. */
+  private static void keyHasItsOrder(CreateOrder madeFrom) {
+    when(QUERIES.keyedOrder(TENANT, SUBJECT, "k1")).thenReturn(new OrderQueries.KeyedOrder(ORDER_ID, madeFrom.payload()));
+    when(QUERIES.get(ORDER_ID)).thenReturn(ownOrder("PAID"));
+  }
+
+  @Test
+  void aRetryOfAnOrderedKeyIs200ReplayFromItsRowWithoutTheEngine() {
+    when(SKUS.remaining(TENANT, "sku-1")).thenReturn(5);
+    keyHasItsOrder(new CreateOrder(TENANT, SUBJECT, "k1", "sku-1", 1, null));
+    Response r = create(Body.valid().json());
+    assertEquals(200, r.getStatus());
+    assertEquals("true", r.getHeaderString("Idempotent-Replayed"));
+    JsonNode body = json(r);
+    assertEquals("REPLAY", body.get("outcome").asText());
+    assertEquals(ORDER_ID, body.get("order_id").asText());
+    // the fields the first answer carried (the order as its create made it), not the PAID order of now
+    assertEquals("CREATED", body.get("status").asText());
+    assertEquals(1, body.get("version").asInt());
+    assertEquals(ORDER_ID + "/r1", body.at("/reservation/key").asText());
     verifyNoInteractions(ORDERS);
   }
 
   @Test
   void aRetryOfAnOrderedKeyIsAnsweredEvenWhenSoldOut() {
-    acceptCreates(CreateOutcome.REPLAY);
     when(SKUS.remaining(TENANT, "sku-1")).thenReturn(0);
-    when(QUERIES.scopeExists(TENANT, SUBJECT, "k1")).thenReturn(true);
-    assertEquals(201, create(Body.valid().json()).getStatus());
-    verify(ORDERS).create(new CreateOrder(TENANT, SUBJECT, "k1", "sku-1", 1, null), true);
+    keyHasItsOrder(new CreateOrder(TENANT, SUBJECT, "k1", "sku-1", 1, null));
+    Response r = create(Body.valid().json());
+    assertEquals(200, r.getStatus());
+    assertEquals("REPLAY", json(r).get("outcome").asText());
+    verifyNoInteractions(ORDERS);
+  }
+
+  @Test
+  void anOrderedKeyWithAnotherBodyIs422KeyReusedWithoutTheEngine() {
+    when(SKUS.remaining(TENANT, "sku-1")).thenReturn(5);
+    keyHasItsOrder(new CreateOrder(TENANT, SUBJECT, "k1", "sku-1", 2, null));
+    Response r = create(Body.valid().json());
+    assertEquals(422, r.getStatus());
+    assertEquals("{\"outcome\":\"KEY_REUSED\"}", r.readEntity(String.class));
+    assertNull(r.getHeaderString("Idempotent-Replayed"));
+    verifyNoInteractions(ORDERS);
   }
 
   @Test
@@ -546,20 +583,20 @@ class OrderResourceTest {
   @Test
   void anEngineThatDoesNotAnswerIs503AndGivesItsAdmissionBack() {
     acceptCreates(CreateOutcome.CREATED);
-    when(ORDERS.create(any(), anyBoolean())).thenThrow(new Orders.DeadlineExceeded("create", Duration.ofSeconds(10)));
+    when(ORDERS.create(any())).thenThrow(new Orders.DeadlineExceeded("create", Duration.ofSeconds(10)));
     // more failures than admissions: each must release its own, or the later ones would be OVERLOADED
     for (int i = 0; i < 6; i++) {
       Response r = create(Body.valid().json());
       assertEquals("1", r.getHeaderString("Retry-After"));
       assertError(r, 503, "ENGINE_UNAVAILABLE");
     }
-    verify(ORDERS, times(6)).create(any(), anyBoolean());
+    verify(ORDERS, times(6)).create(any());
   }
 
   @Test
   void anUnexpectedFailureIs500WithoutItsDetails() {
     acceptCreates(CreateOutcome.CREATED);
-    when(ORDERS.create(any(), anyBoolean())).thenThrow(new IllegalStateException("pool jdbc:postgresql://db/secret"));
+    when(ORDERS.create(any())).thenThrow(new IllegalStateException("pool jdbc:postgresql://db/secret"));
     Response r = create(Body.valid().json());
     JsonNode error = assertError(r, 500, "INTERNAL");
     assertFalse(error.toString().contains("secret"), error.toString());

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 import static org.mockito.ArgumentMatchers.any;
-import static org.mockito.ArgumentMatchers.anyBoolean;
 import static org.mockito.ArgumentMatchers.anyString;
 import static org.mockito.Mockito.mock;
 import static org.mockito.Mockito.never;
@@ -152,7 +151,7 @@ class SoldOutGateTest {
     assertEquals(409, r.getStatus());
     assertEquals("{\"outcome\":\"SOLD_OUT\"}", r.readEntity(String.class), "the body the stock read's gate answers");
     verify(skus, never()).remaining(anyString(), anyString());
-    verify(queries).scopeExists(TENANT, subject, "k1");
+    verify(queries).keyedOrder(TENANT, subject, "k1");
     verifyNoInteractions(orders);
     assertEquals(before + 1, resource.gateFromView().getCount());
 
@@ -172,27 +171,25 @@ class SoldOutGateTest {
       assertEquals(Inventory.Take.HELD, Inventory.reserve(c, Inventory.firstReservationKey(orderId), TENANT, sku, subject,
           1, 3, Duration.ofMinutes(10)));
       return OrderTransitions.insertCreated(c, new OrderRow(orderId, TENANT, subject, "k1",
-          "{\"request_key\":\"k1\",\"sku\":\"" + sku + "\",\"quantity\":1}", sku, 1, 1990, OrderStatus.CREATED, 1,
+          new CreateOrder(TENANT, subject, "k1", sku, 1, null).payload(), sku, 1, 1990, OrderStatus.CREATED, 1,
           Inventory.firstReservationKey(orderId), 1, workflowId), null, "create");
     });
     assertEquals(new Stock(1, 0, 1, 0), pg.db().read(c -> Stock.of(c, TENANT, sku)));
     awaitSoldOut(sku);
-    when(orders.create(any(), anyBoolean())).thenReturn(new CreateResult(CreateOutcome.REPLAY,
-        new OrderView(orderId, TENANT, subject, sku, 1, 1990, OrderStatus.CREATED, 1, orderId + "/r1"), List.of()));
 
     Response r = create(api, "k1", sku);
     String body = r.readEntity(String.class);
-    assertEquals(201, r.getStatus(), body);
+    assertEquals(200, r.getStatus(), body);
     JsonNode answer = parse(body);
-    assertEquals("CREATED", answer.get("outcome").asText());
+    assertEquals("REPLAY", answer.get("outcome").asText());
     assertEquals(orderId, answer.get("order_id").asText());
-    // the workflow is asked as a retry (its update id then meets the first call's)
-    verify(orders).create(new CreateOrder(TENANT, subject, "k1", sku, 1, null), true);
+    // answered from the order's row: the engine is not asked
+    verifyNoInteractions(orders);
     verify(skus, never()).remaining(anyString(), anyString());
 
     // another key of the same buyer is no retry: sold out
     assertEquals(409, create(api, "k2", sku).getStatus());
-    verify(orders, times(1)).create(any(), anyBoolean());
+    verifyNoInteractions(orders);
   }
 
   // ---------------------------------------------------------------- through the stock read
@@ -212,13 +209,13 @@ class SoldOutGateTest {
     String sku = newSku(5);
     awaitAnswer(sku, StockView.Answer.AVAILABLE);
     long before = resource.gateFromDatabase().getCount();
-    when(orders.create(any(), anyBoolean())).thenReturn(new CreateResult(CreateOutcome.USER_LIMIT, null, List.of()));
+    when(orders.create(any())).thenReturn(new CreateResult(CreateOutcome.USER_LIMIT, null, List.of()));
 
     Response r = create(api, "k1", sku);
     assertEquals(409, r.getStatus());
     assertEquals("{\"outcome\":\"USER_LIMIT\"}", r.readEntity(String.class));
     verify(skus).remaining(TENANT, sku);
-    verify(orders).create(new CreateOrder(TENANT, subject, "k1", sku, 1, null), false);
+    verify(orders).create(new CreateOrder(TENANT, subject, "k1", sku, 1, null));
     assertEquals(before + 1, resource.gateFromDatabase().getCount());
   }
 
@@ -232,7 +229,7 @@ class SoldOutGateTest {
     assertEquals(409, r.getStatus());
     assertEquals("{\"outcome\":\"SOLD_OUT\"}", r.readEntity(String.class));
     verify(skus).remaining(TENANT, sku);
-    verify(queries).scopeExists(TENANT, subject, "k1");
+    verify(queries).keyedOrder(TENANT, subject, "k1");
     verifyNoInteractions(orders);
     assertEquals(0, staleResource.gateFromView().getCount());
   }

@@ -14,9 +14,18 @@ import java.time.Duration;
 public final class HttpJson {
   public static final ObjectMapper JSON = new ObjectMapper();
 
-  public record Reply(int status, JsonNode body, String raw) {
+  public record Reply(int status, JsonNode body, String raw, java.net.http.HttpHeaders headers) {
+    public Reply(int status, JsonNode body, String raw) {
+      this(status, body, raw, java.net.http.HttpHeaders.of(java.util.Map.of(), (name, value) -> true));
+    }
+
     public String text(String field) {
       return body == null ? null : body.path(field).asText(null);
+    }
+
+    /** The first value of a response header, or null. */
+    public String header(String name) {
+      return headers.firstValue(name).orElse(null);
     }
   }
 
@@ -91,7 +100,7 @@ public final class HttpJson {
       } catch (IOException notJson) {
         // plain text (admin tasks): keep raw only
       }
-      return new Reply(r.statusCode(), body, r.body());
+      return new Reply(r.statusCode(), body, r.body(), r.headers());
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     } catch (InterruptedException e) {
