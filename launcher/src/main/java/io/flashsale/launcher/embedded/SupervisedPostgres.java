@@ -291,7 +291,8 @@ public final class SupervisedPostgres implements AutoCloseable {
       attempts++;
       List<String> args = List.of("-l", restartLog.toString(), "-w", "-t", "60", "-o", String.join(" ", options),
           "start");
-      String failure = pgCtl(dead.bin(), args, Duration.ofSeconds(70)) == 0 ? null : lastOutput();
+      long logBefore = Files.exists(restartLog) ? Files.size(restartLog) : 0;
+      String failure = pgCtl(dead.bin(), args, Duration.ofSeconds(70)) == 0 ? null : lastOutput(logBefore);
       if (failure == null) {
         Postmaster next = Postmaster.read(dataDir);
         if (next.pid() != dead.pid()) {
@@ -320,10 +321,11 @@ public final class SupervisedPostgres implements AutoCloseable {
   }
 
   /** Why the last start failed: the server's own FATAL line if it wrote one, else what pg_ctl said. */
-  private String lastOutput() {
+  private String lastOutput(long logBefore) {
     try {
-      if (Files.exists(restartLog)) {
-        List<String> log = Files.readAllLines(restartLog, StandardCharsets.UTF_8);
+      if (Files.exists(restartLog) && Files.size(restartLog) > logBefore) {
+        byte[] all = Files.readAllBytes(restartLog);
+        List<String> log = new String(all, (int) logBefore, all.length - (int) logBefore, StandardCharsets.UTF_8).lines().toList();
         for (int i = log.size() - 1; i >= Math.max(0, log.size() - 20); i--) {
           if (log.get(i).contains("FATAL")) return log.get(i).trim();
         }
