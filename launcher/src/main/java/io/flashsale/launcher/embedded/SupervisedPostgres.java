@@ -238,6 +238,10 @@ public final class SupervisedPostgres implements AutoCloseable {
           + " crash recovery replayed the WAL, see {})", next.pid(), postgres.getPort(), downMs, p.pid(), restarts,
           restartLog);
     } catch (IOException e) {
+      if (stopping) {
+        log.info("embedded PostgreSQL not restarted: the service stops");
+        return;
+      }
       // the next poll tries again (and counts it); the health check shows the database down meanwhile
       log.error("embedded PostgreSQL could not be restarted: {}", e.getMessage());
     } catch (RuntimeException e) {
@@ -358,11 +362,12 @@ public final class SupervisedPostgres implements AutoCloseable {
     return p.exitValue();
   }
 
-  /** Ends supervision (a restart under way finishes first), then stops PostgreSQL. */
+  /** Ends supervision (a start attempt under way finishes first), then stops PostgreSQL. */
   @Override
   public void close() throws IOException {
     stopping = true; // before the lock: a restart under way gives up between its attempts
-    if (watcher != null) watcher.shutdownNow();
+    // not interrupted: a pg_ctl start cut short could leave a postmaster coming up after the stop below
+    if (watcher != null) watcher.shutdown();
     synchronized (this) {
       postgres.close();
     }
