@@ -44,6 +44,8 @@ final class ChildJvm implements AutoCloseable {
     cmd.addAll(jvmOptions);
     cmd.addAll(List.of("-cp", System.getProperty("java.class.path")));
     systemProperties.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
+    // a test's server is a scratch stack, as the in-process one (Stack): its PostgreSQL runs fsync off
+    if (!systemProperties.containsKey("dw.database.embeddedDurable")) cmd.add("-Ddw.database.embeddedDurable=false");
     cmd.add(mainClass);
     cmd.addAll(List.of(args));
     Path dir = Path.of("target", "children");

@@ -104,6 +104,10 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
     settings.put("channel.embeddedPort", String.valueOf(channelPort));
     settings.put("consumer.port", String.valueOf(consumerPort));
     settings.put("seed.enabled", "false");
+    // scratch: fsync off (it says so at start); not supervised, so restart a killed
+    // PostgreSQL themselves, as an operator would (X-26 turns the supervisor on)
+    settings.put("database.embeddedDurable", "false");
+    settings.put("database.superviseEmbedded", "false");
     settings.putAll(overrides); // one value per key: a key set twice is restored wrongly between stop and start
     List<ConfigOverride> all = new ArrayList<>();
     settings.forEach((k, v) -> all.add(ConfigOverride.config(k, v)));

@@ -240,6 +240,9 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
         new RestApi.Services(db, orders, tokens, channel, temporal.service(), reconciler, audit, repair,
             stockView));
 
+    // the postmaster itself: down at once when it dies (the pool's check waits out its connection timeout)
+    if (stack != null) env.healthChecks().register("postgresql-process", stack.postgres().healthCheck());
+
     wiring = new Wiring(db, orders, reconciler, channel, skus, temporal, engine, stack, consumer, relay, audit, safeguards, jdbcUrl, channelUrl,
         apiPort, adminPort, cfg.channel.callbackSecret);
     EmbeddedStack shown = stack;
@@ -264,7 +267,9 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
           .append(cfg.temporal.namespace).append("/workflows\n"));
       sb.append("data       ").append(stack.dataDir()).append("  (kept across restarts)\n");
       sb.append("channel    ").append(stack.channelUrl()).append('\n');
-      sb.append("PostgreSQL ").append(stack.jdbcUrl()).append("  data ").append(stack.postgresDir()).append('\n');
+      sb.append("PostgreSQL ").append(stack.jdbcUrl()).append("  data ").append(stack.postgresDir())
+          .append(stack.postgres().durable() ? "  (durable: fsync on)" : "  (SCRATCH: fsync off, not for real orders)")
+          .append('\n');
       sb.append("consumer   http://").append(cfg.consumer.host).append(':').append(cfg.consumer.port)
           .append("/events  (fulfillment; fed by the outbox relay)\n");
     }

@@ -94,6 +94,18 @@ public class FlashsaleConfiguration extends Configuration {
     /** Embedded PostgreSQL: port (0 = any free) and data directory (empty = &lt;dataDir&gt;/postgres). */
     @JsonProperty public int embeddedPort = 0;
     @JsonProperty public String embeddedDataDir = "";
+    /**
+     * Embedded PostgreSQL: fsync and full_page_writes on, so a host crash (power, kernel) keeps
+     * every acknowledged order. False: off, for scratch stacks (tests, bench, demo), which say so at
+     * start; synchronous_commit stays on either way, so a crash of PostgreSQL alone loses nothing.
+     */
+    @JsonProperty public boolean embeddedDurable = true;
+    /**
+     * Embedded PostgreSQL: a postmaster that dies while the service runs (an OOM kill) is started
+     * again on the same data directory and port. False: it stays down (experiments that restart it
+     * themselves, as an operator would).
+     */
+    @JsonProperty public boolean superviseEmbedded = true;
   }
 
   public static class TemporalSettings {

@@ -41,7 +41,7 @@ final class Bench {
   /** What the bench runs, from the command line. */
   record Options(int runs, int buyers, int units, int concurrency, int jdbcPool, int orders, int stormOrders, int copies,
       int pgbenchSeconds, String loadHeap, boolean profile, Path outDir, String stamp, int sweepRequests,
-      int sweepSeconds, List<String> scenarios) {}
+      int sweepSeconds, List<String> scenarios, boolean fsyncCost) {}
 
   /** One scenario run as the load JVM reported it, with the CPU split over its window. */
   record Measured(ScenarioResult result, CpuSplit cpu) {}
@@ -78,7 +78,8 @@ final class Bench {
     line("params: runs=" + o.runs() + " clients=" + o.concurrency() + " | b1 buyers=" + o.buyers() + " units="
         + (o.units() > 0 ? String.valueOf(o.units()) : 2 * o.buyers() + " (2x, never sells out)") + " | jdbc pool=" + o.jdbcPool() + " | pgbench " + (pgbench ? o.pgbenchSeconds() + " s" : "not on PATH")
         + " | b2 orders=" + o.orders() + " | b3 orders=" + o.stormOrders() + " x " + o.copies() + " copies"
-        + " | load JVM -Xmx" + o.loadHeap() + (o.profile() ? " | JFR on" : "") + " | scenarios " + String.join(",", scenarios()));
+        + " | load JVM -Xmx" + o.loadHeap() + (o.profile() ? " | JFR on" : "") + " | scenarios " + String.join(",", scenarios())
+        + (o.fsyncCost() ? " | fsync cost: b1 again with fsync on" : ""));
     StringBuilder kept = new StringBuilder(report);
     line("warm-up (not reported) ...");
     for (String s : scenarios()) load(s, 0, warmUpSizes(s), false);
@@ -101,6 +102,7 @@ final class Bench {
         if (s.equals("b1") && !Double.isNaN(m.result().rate())) memory(medians);
       }
       ratios(thisRun, medians);
+      if (o.fsyncCost()) fsyncCost(r, thisRun, byScenario, medians);
     }
     line("");
     line("medians over " + o.runs() + (o.runs() == 1 ? " run:" : " runs:"));
@@ -109,6 +111,52 @@ final class Bench {
     line(broken ? "!! an invariant broke (see the !! lines)" : "invariants held in every run; reconcile clean after every scenario");
     write("bench-" + o.stamp() + ".txt", report.toString());
     return broken ? 1 : 0;
+  }
+
+  /**
+   * What durability costs: B1 with PostgreSQL as every scratch stack runs it (fsync and
+   * full_page_writes off) and again after a restart with both on, as ./flashsale server runs it;
+   * PostgreSQL goes back to scratch afterwards. The service rides the restarts as it rides any
+   * PostgreSQL outage (between scenarios nothing is in flight).
+   */
+  private void fsyncCost(int run, Map<String, Measured> thisRun, Map<String, List<Measured>> byScenario,
+      Map<String, List<Double>> medians) throws Exception {
+    if (w.stack() == null) throw new IllegalStateException("--fsync-cost needs the embedded PostgreSQL");
+    List<String> sizes = o.units() > 0 ? List.of("--stock", String.valueOf(o.units())) : List.of();
+    Measured off = thisRun.get("b1");
+    if (off == null) {
+      off = load("b1", run, sizes, o.profile());
+      byScenario.computeIfAbsent("b1", k -> new ArrayList<>()).add(off);
+    }
+    line("  PostgreSQL " + durability(true));
+    Measured on;
+    try {
+      on = load("b1", run, sizes, o.profile());
+    } finally {
+      line("  PostgreSQL " + durability(false));
+    }
+    byScenario.computeIfAbsent("b1 fsync on", k -> new ArrayList<>()).add(on);
+    put(medians, "b1 fsync on oversell", on.result().metric("oversell"));
+    double a = off.result().rate();
+    double b = on.result().rate();
+    line(String.format("  fsync cost: b1 %.1f %s with fsync off, %.1f with fsync and full_page_writes on%s", a,
+        off.result().rateUnit(), b, ratio(a, b) ? String.format(" (off/on = %.2f)", a / b) : ""));
+    if (ratio(a, b)) put(medians, "ratio b1 fsync off/on", a / b);
+  }
+
+  /** Restarts PostgreSQL with fsync and full_page_writes on or off; what it then shows. */
+  private String durability(boolean durable) throws Exception {
+    w.stack().postgres().restartWith(durable);
+    return "restarted: " + w.db().read(c -> {
+      StringBuilder sb = new StringBuilder();
+      for (String setting : List.of("fsync", "full_page_writes", "synchronous_commit")) {
+        try (PreparedStatement ps = c.prepareStatement("SHOW " + setting); ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          sb.append(sb.length() == 0 ? "" : ", ").append(setting).append('=').append(rs.getString(1));
+        }
+      }
+      return sb.toString();
+    });
   }
 
   /** B1 and B2 over clients x stock, beside the JDBC ceiling at the same clients; returns the exit code. */
@@ -191,7 +239,9 @@ final class Bench {
     if (!Double.isNaN(m50)) sb.append(String.format(", p50 %.1f ms, p99 %.1f ms", m50, Stats.median(p99)));
     Map<String, Double> cpuPerOp = Stats.medianByKey(perOp);
     if (!cpuPerOp.isEmpty()) {
-      sb.append("; ").append(CpuSplit.perOperationLine(ScenarioResult.operation(scenario), cpuPerOp));
+      // the label may name a variant (b1 fsync on): the operation is its scenario's
+      String operation = ScenarioResult.operation(runs.isEmpty() ? scenario : runs.get(0).result().scenario());
+      sb.append("; ").append(CpuSplit.perOperationLine(operation, cpuPerOp));
     }
     return sb.toString();
   }
@@ -386,6 +436,9 @@ final class Bench {
         + " + channel stub + API in the service JVM; load in a child JVM over HTTP");
     line("service CPU = " + cpu.describe() + "; client CPU = the load JVM (+ pgbench); shares of " + cores
         + " cores x wall time");
+    line("PostgreSQL: " + (w.stack() == null ? "external"
+        : w.stack().postgres().durable() ? "fsync and full_page_writes on (durable)"
+        : "fsync and full_page_writes off (a scratch stack; --fsync-cost measures b1 with them on too)"));
     line("service log: WARNs of " + BenchCommand.CANCELLED_PROMISES_LOGGER + " (a stack trace per cancelled timer"
         + " promise) are off during the bench");
   }

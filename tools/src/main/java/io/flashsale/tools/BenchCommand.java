@@ -31,6 +31,9 @@ public class BenchCommand extends StackScriptCommand {
         .help("b1 units on sale; 0 = twice the buyers, so it never sells out during the run");
     subparser.addArgument("--load-heap").setDefault("1g").help("-Xmx of the load JVM");
     subparser.addArgument("--profile").action(Arguments.storeTrue()).help("JFR of the service and the load JVM per scenario");
+    subparser.addArgument("--fsync-cost").action(Arguments.storeTrue())
+        .help("b1 twice per run: with fsync off (the scratch default) and with fsync and full_page_writes on"
+            + " (./flashsale server's setting); prints both and the ratio");
     subparser.addArgument("--sweep").action(Arguments.storeTrue()).help("b1/b2 over clients x stock instead");
     subparser.addArgument("--sweep-requests").type(Integer.class).setDefault(2000).help("sweep: requests per point at most");
     subparser.addArgument("--sweep-seconds").type(Integer.class).setDefault(4).help("sweep: seconds per point at most");
@@ -68,7 +71,7 @@ public class BenchCommand extends StackScriptCommand {
         ns.getInt("orders"), ns.getInt("storm_orders"), ns.getInt("copies"), ns.getInt("pgbench_seconds"),
         ns.getString("load_heap"), ns.getBoolean("profile"), Path.of(ns.getString("out")),
         LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")), ns.getInt("sweep_requests"),
-        ns.getInt("sweep_seconds"), scenarios(ns.getString("scenarios")));
+        ns.getInt("sweep_seconds"), scenarios(ns.getString("scenarios")), ns.getBoolean("fsync_cost"));
   }
 
   /** The scenarios of --scenarios: empty for all; an unknown name is refused. */

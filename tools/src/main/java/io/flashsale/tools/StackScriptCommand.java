@@ -27,6 +27,8 @@ abstract class StackScriptCommand extends ServerCommand<FlashsaleConfiguration> 
   /**
    * A scripted run gets a data folder of its own (deleted afterwards unless the stack keeps
    * running), so it starts from the same state every time and never touches the server's data/.
+   * Its PostgreSQL is scratch too: fsync off (it says so at start; the bench's --fsync-cost
+   * measures the difference).
    */
   @Override
   protected void run(io.dropwizard.core.setup.Bootstrap<FlashsaleConfiguration> bootstrap, Namespace ns,
@@ -34,6 +36,7 @@ abstract class StackScriptCommand extends ServerCommand<FlashsaleConfiguration> 
     if ("data".equals(cfg.dataDir)) {
       java.nio.file.Path scratch = java.nio.file.Files.createTempDirectory("flashsale-" + getName() + "-");
       cfg.dataDir = scratch.toString();
+      cfg.database.embeddedDurable = false;
       if (!keepRunning(ns)) {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteTree(scratch)));
       }

@@ -34,7 +34,7 @@ class ToolCommandsTest {
   void benchOptionsReachTheBenchUnderTheNamesItReads() throws ArgumentParserException {
     Namespace ns = parse(new BenchCommand(app), "--runs", "1", "--buyers", "10", "--units", "5", "--concurrency", "2", "--jdbc-pool", "3",
         "--orders", "3", "--storm-orders", "4", "--copies", "6", "--pgbench-seconds", "2", "--load-heap", "512m",
-        "--profile", "--sweep-requests", "50", "--sweep-seconds", "1", "--out", "target/bench");
+        "--profile", "--sweep-requests", "50", "--sweep-seconds", "1", "--out", "target/bench", "--fsync-cost");
 
     Bench.Options o = BenchCommand.options(ns);
     assertEquals(List.of(1, 10, 2, 3, 3, 4, 6, 2, 50, 1), List.of(o.runs(), o.buyers(), o.concurrency(), o.jdbcPool(),
@@ -42,6 +42,7 @@ class ToolCommandsTest {
     assertEquals("512m", o.loadHeap());
     assertEquals(5, o.units());
     assertTrue(o.profile());
+    assertTrue(o.fsyncCost());
     assertEquals(java.nio.file.Path.of("target/bench"), o.outDir());
   }
 
@@ -54,6 +55,7 @@ class ToolCommandsTest {
     assertEquals(List.of(3, 10_000, 64, 4, 2000, 20, 50, 8), List.of(o.runs(), o.buyers(), o.concurrency(), o.jdbcPool(),
         o.orders(), o.stormOrders(), o.copies(), o.pgbenchSeconds()));
     assertFalse(o.profile());
+    assertFalse(o.fsyncCost(), "b1 with fsync on only when asked for");
     assertEquals(0, o.units(), "b1's stock: twice the buyers");
     assertFalse(ns.getBoolean("sweep"));
     assertEquals(java.nio.file.Path.of("evidence/bench"), o.outDir());

@@ -3,7 +3,6 @@ package io.flashsale.launcher.embedded;
 import io.flashsale.launcher.FlashsaleConfiguration;
 import io.flashsale.launcher.TemporalEngine;
 import io.flashsale.channel.ChannelStub;
-import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -23,7 +22,7 @@ import org.slf4j.LoggerFactory;
 public final class EmbeddedStack implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(EmbeddedStack.class);
 
-  private final EmbeddedPostgres postgres;
+  private final SupervisedPostgres postgres;
   private final DevServer devServer;
   private final LoopbackTestServer testServer;
   private final ChannelStub channel;
@@ -33,7 +32,7 @@ public final class EmbeddedStack implements AutoCloseable {
   private final TemporalEngine engine;
   private final int temporalPort;
 
-  private EmbeddedStack(EmbeddedPostgres postgres, DevServer devServer, LoopbackTestServer testServer,
+  private EmbeddedStack(SupervisedPostgres postgres, DevServer devServer, LoopbackTestServer testServer,
       ChannelStub channel, File dataDir, File postgresDir, TemporalEngine engine, int temporalPort,
       java.nio.channels.FileChannel lockFile) {
     this.postgres = postgres;
@@ -118,20 +117,11 @@ public final class EmbeddedStack implements AutoCloseable {
         ? data.resolve("postgres").toFile()
         : new File(cfg.database.embeddedDataDir).getAbsoluteFile();
     pgDir.mkdirs();
-    EmbeddedPostgres postgres = null;
+    SupervisedPostgres postgres = null;
     try {
       stopLeftoverPostmaster(pgDir.toPath());
-      // no shutdown hook of its own: it must stop after the service drained, not beside it
-      EmbeddedPostgres.Builder pg = EmbeddedPostgres.builder().setDataDirectory(pgDir).setCleanDataDirectory(false)
-          .setRegisterShutdownHook(false)
-          // zonky's default is synchronous_commit=off: a commit is acknowledged before its WAL leaves
-          // PostgreSQL's memory, so a crashed server loses the last acknowledged transactions (X-01
-          // lost 38 of them) while a workflow already recorded their step as done. On, a commit waits
-          // for its WAL write; fsync stays off (-F), so that costs a write call, not a disk flush
-          .setServerConfig("synchronous_commit", "on");
-      if (cfg.database.embeddedPort > 0) pg.setPort(cfg.database.embeddedPort);
-      postgres = pg.start();
-      log.info("embedded PostgreSQL on port {} (data dir {})", postgres.getPort(), pgDir);
+      postgres = SupervisedPostgres.start(new SupervisedPostgres.Settings(pgDir.toPath(), cfg.database.embeddedPort,
+          cfg.database.embeddedDurable, cfg.database.superviseEmbedded));
 
       String secret = cfg.channel.callbackSecret;
       ChannelStub channel = ChannelStub.start(cfg.channel.host, cfg.channel.embeddedPort,
@@ -193,7 +183,12 @@ public final class EmbeddedStack implements AutoCloseable {
   }
 
   public String jdbcUrl() {
-    return postgres.getJdbcUrl("postgres", "postgres");
+    return postgres.jdbcUrl();
+  }
+
+  /** The local PostgreSQL (its postmaster, durability and supervision). */
+  public SupervisedPostgres postgres() {
+    return postgres;
   }
 
   public String channelUrl() {
