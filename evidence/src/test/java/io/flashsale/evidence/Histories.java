@@ -1,17 +1,48 @@
 package io.flashsale.evidence;
 
+import io.temporal.api.common.v1.Payloads;
 import io.temporal.api.enums.v1.EventType;
 import io.temporal.api.history.v1.HistoryEvent;
+import io.temporal.api.history.v1.MarkerRecordedEventAttributes;
+import io.temporal.common.WorkflowExecutionHistory;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Stream;
 
-/** Reading a workflow history: events of a type, timers left running. */
+/** Reading a workflow history: events of a type, timers left running, markers. */
 final class Histories {
+  /** The marker a local activity leaves in the history instead of its activity task events. */
+  static final String LOCAL_ACTIVITY_MARKER = "LocalActivity";
+
+  /** The marker Workflow.getVersion leaves; its details name the change id. */
+  static final String VERSION_MARKER = "Version";
+
   private Histories() {}
 
   static List<HistoryEvent> of(Stack stack, String workflowId) {
     return stack.wiring.temporal().client().fetchHistory(workflowId).getHistory().getEventsList();
+  }
+
+  /** The recorded histories (src/test/resources/histories), by file name. */
+  static List<Path> recorded() throws IOException {
+    Path dir;
+    try {
+      dir = Path.of(Histories.class.getResource("/histories").toURI());
+    } catch (java.net.URISyntaxException e) {
+      throw new IOException(e);
+    }
+    try (Stream<Path> s = Files.list(dir)) {
+      return s.filter(p -> p.toString().endsWith(".json")).sorted().toList();
+    }
+  }
+
+  static List<HistoryEvent> read(Path file) throws IOException {
+    return WorkflowExecutionHistory.fromJson(Files.readString(file)).getEvents();
   }
 
   static long count(List<HistoryEvent> events, EventType type) {
@@ -32,5 +63,34 @@ final class Histories {
       max = Math.max(max, open.size());
     }
     return max;
+  }
+
+  /**
+   * The activity types the history ran as local activities (the {@code type} detail of each
+   * LocalActivity marker, e.g. BeginPay), sorted.
+   */
+  static Set<String> localActivityTypes(List<HistoryEvent> events) {
+    Set<String> types = new TreeSet<>();
+    for (MarkerRecordedEventAttributes m : markers(events, LOCAL_ACTIVITY_MARKER)) {
+      Payloads type = m.getDetailsMap().get("type");
+      if (type == null || type.getPayloadsCount() == 0) continue;
+      types.add(type.getPayloads(0).getData().toStringUtf8().replace("\"", "").strip());
+    }
+    return types;
+  }
+
+  /** A getVersion marker of this change id (its details carry the id as a JSON payload). */
+  static boolean hasVersionMarker(List<HistoryEvent> events, String changeId) {
+    return markers(events, VERSION_MARKER).stream()
+        .flatMap(m -> m.getDetailsMap().values().stream())
+        .flatMap(payloads -> payloads.getPayloadsList().stream())
+        .anyMatch(payload -> payload.getData().toStringUtf8().contains("\"" + changeId + "\""));
+  }
+
+  private static List<MarkerRecordedEventAttributes> markers(List<HistoryEvent> events, String name) {
+    return events.stream().filter(e -> e.getEventType() == EventType.EVENT_TYPE_MARKER_RECORDED)
+        .map(HistoryEvent::getMarkerRecordedEventAttributes)
+        .filter(m -> name.equals(m.getMarkerName()))
+        .toList();
   }
 }

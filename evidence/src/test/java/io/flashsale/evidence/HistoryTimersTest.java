@@ -2,11 +2,10 @@ package io.flashsale.evidence;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.flashsale.workflows.OrderWorkflowImpl;
+import io.flashsale.launcher.replay.ReplayGate;
 import io.temporal.api.enums.v1.EventType;
 import io.temporal.api.history.v1.HistoryEvent;
 import io.temporal.common.WorkflowExecutionHistory;
-import io.temporal.testing.WorkflowReplayer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -26,9 +25,11 @@ class HistoryTimersTest {
   @Test
   void aCallbackStreamReplaysWithoutPilingUpTimers() throws Exception {
     Path stream = dir().resolve("x18-callback-stream-no-timer-pileup.json");
-    String json = Files.readString(stream);
-    WorkflowReplayer.replayWorkflowExecution(json, OrderWorkflowImpl.class);
-    List<HistoryEvent> events = WorkflowExecutionHistory.fromJson(json).getEvents();
+    ReplayGate.NamedHistory history = new ReplayGate.NamedHistory(stream.getFileName().toString(),
+        WorkflowExecutionHistory.fromJson(Files.readString(stream)));
+    ReplayGate.Report replay = new ReplayGate().replay(List.of(history));
+    assertTrue(replay.passed(), replay.outcomes().toString());
+    List<HistoryEvent> events = history.history().getEvents();
     long notices = events.stream().filter(e -> e.getEventType() == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED).count();
     long cancelled = Histories.count(events, EventType.EVENT_TYPE_TIMER_CANCELED);
     int outstanding = Histories.maxOutstandingTimers(events);
@@ -44,20 +45,12 @@ class HistoryTimersTest {
       for (Path p : s.filter(f -> f.toString().endsWith(".json")).sorted().toList()) {
         List<HistoryEvent> events = WorkflowExecutionHistory.fromJson(Files.readString(p)).getEvents();
         int outstanding = Histories.maxOutstandingTimers(events);
-        boolean current = hasVersionMarker(events, MARKER);
+        boolean current = Histories.hasVersionMarker(events, MARKER);
         System.out.println(p.getFileName() + ": at most " + outstanding + " timers running"
             + (current ? "" : " (recorded before timers were cancelled)"));
         if (current) assertTrue(outstanding <= 1, p.getFileName() + ": " + outstanding + " timers running at once");
       }
     }
-  }
-
-  /** A getVersion marker of this change id (its details carry the id as a JSON payload). */
-  private static boolean hasVersionMarker(List<HistoryEvent> events, String changeId) {
-    return events.stream().filter(e -> e.getEventType() == EventType.EVENT_TYPE_MARKER_RECORDED)
-        .flatMap(e -> e.getMarkerRecordedEventAttributes().getDetailsMap().values().stream())
-        .flatMap(payloads -> payloads.getPayloadsList().stream())
-        .anyMatch(payload -> payload.getData().toStringUtf8().contains(changeId));
   }
 
   private static Path dir() throws Exception {

@@ -1,64 +1,100 @@
 package io.flashsale.evidence;
 
-
+import io.flashsale.launcher.replay.ReplayGate;
 import io.flashsale.workflows.OrderWorkflowImpl;
-import io.temporal.testing.WorkflowReplayer;
-import java.io.IOException;
-import java.nio.file.Files;
+import io.temporal.api.history.v1.HistoryEvent;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.stream.Stream;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * X-23: recorded histories from real runs (src/test/resources/histories) must replay against the
  * current workflow code: a change that alters history without Workflow.getVersion fails here.
- * Each history is one check, so a failing one is named in the evidence and counted.
+ * Each history is one check, so a failing one is named in the evidence and counted. The folder
+ * must hold what production runs: histories of the default path (database steps as local
+ * activities) through pay, cancel and expiry, so the gate can never silently stop covering it.
  */
 @org.junit.jupiter.api.Tag("in-memory-only") // engine-free: it runs once, in the fast run
 class ReplayTest {
   @RegisterExtension static final Evidence ev = new Evidence("X-23",
       "recorded histories replay against the current workflow code");
 
+  /** The change id under which the database steps run as local activities (DESIGN.md, versioning). */
+  static final String LOCAL_STEPS_CHANGE = "local-database-steps";
+
+  /** The fewest recorded histories of the default path (local database steps). */
+  static final int MIN_LOCAL_STEP_HISTORIES = 16;
+
+  /**
+   * Database steps each of which some default-path history runs as a local activity: create,
+   * the pay steps, cancel, expiry, a notice, a refund, the load after continue-as-new.
+   */
+  static final Set<String> LOCAL_STEPS_COVERED = Set.of("Reserve", "BeginPay", "ApplyChannelAnswer", "Cancel",
+      "ExpireReservation", "ApplyNotice", "RecordSignalArrival", "CompleteRefund", "Load");
+
   @Test
   void recordedHistoriesReplay() throws Exception {
-    List<Path> histories = histories();
+    List<Path> histories = Histories.recorded();
     ev.check(!histories.isEmpty(), "recorded histories found: " + histories.size());
+    ReplayGate.Report report = new ReplayGate().replayDirectory(histories.get(0).getParent());
     // every history is tried and recorded; the first failure fails the test at the end
     List<AssertionError> failures = new ArrayList<>();
-    for (Path p : histories) {
-      String error = null;
+    for (ReplayGate.Outcome o : report.outcomes()) {
+      if (!o.isOk()) ev.note(o.name() + " does not replay: " + o.reason());
       try {
-        WorkflowReplayer.replayWorkflowExecution(Files.readString(p), OrderWorkflowImpl.class);
-      } catch (Exception e) {
-        error = brief(e);
-        ev.note(p.getFileName() + " does not replay: " + error);
-      }
-      try {
-        ev.check(error == null, p.getFileName() + " replays");
+        ev.check(o.isOk(), o.name() + " replays");
       } catch (AssertionError e) {
         failures.add(e);
       }
     }
+    ev.equal(histories.size(), report.outcomes().size(), "one verdict per recorded history");
     if (!failures.isEmpty()) throw failures.get(0);
+  }
+
+  /**
+   * The default path is in the folder: at least {@value #MIN_LOCAL_STEP_HISTORIES} histories
+   * recorded with local database steps (the {@code local-database-steps} version marker and
+   * LocalActivity markers), together running every step of {@link #LOCAL_STEPS_COVERED} locally.
+   */
+  @Test
+  void theDefaultPathIsRecorded() throws Exception {
+    Map<String, Set<String>> localSteps = new TreeMap<>();
+    for (Path p : Histories.recorded()) {
+      List<HistoryEvent> events = Histories.read(p);
+      Set<String> types = Histories.localActivityTypes(events);
+      if (types.isEmpty()) continue;
+      ev.check(Histories.hasVersionMarker(events, LOCAL_STEPS_CHANGE),
+          p.getFileName() + " runs local activities under the " + LOCAL_STEPS_CHANGE + " version marker");
+      localSteps.put(p.getFileName().toString(), types);
+    }
+    localSteps.forEach((file, types) -> ev.note(file + ": local " + String.join(", ", types)));
+    ev.check(localSteps.size() >= MIN_LOCAL_STEP_HISTORIES, "recorded histories with local database steps: "
+        + localSteps.size() + " (at least " + MIN_LOCAL_STEP_HISTORIES + ")");
+    Set<String> covered = new TreeSet<>();
+    localSteps.values().forEach(covered::addAll);
+    Set<String> missing = new TreeSet<>(LOCAL_STEPS_COVERED);
+    missing.removeAll(covered);
+    ev.check(missing.isEmpty(), "the default-path histories run every database step locally, missing: " + missing);
   }
 
   /** The guard itself: a workflow that schedules something else first must not replay. */
   @Test
   void aChangedWorkflowDoesNotReplay() throws Exception {
-    Path paid = histories().stream().filter(p -> p.getFileName().toString().equals("c2901-paid.json")).findFirst()
-        .orElseThrow();
-    String all = "replayed without error";
-    try {
-      WorkflowReplayer.replayWorkflowExecution(Files.readString(paid), ChangedOrderWorkflow.class);
-    } catch (Exception e) {
-      all = e.toString() + (e.getCause() == null ? "" : " " + e.getCause());
-      ev.note("changed workflow on c2901-paid.json: " + brief(e));
+    ReplayGate.Loaded all = ReplayGate.fromDirectory(Histories.recorded().get(0).getParent());
+    for (String name : List.of("c2901-paid.json", "c2901-paid-local-steps.json")) {
+      ReplayGate.Report report = new ReplayGate(ChangedOrderWorkflow.class)
+          .replay(all.histories().stream().filter(h -> h.name().equals(name)).toList());
+      report.failures().forEach(f -> ev.note("changed workflow on " + f.line()));
+      ev.check(report.historiesRead() == 1 && report.failures().size() == 1
+              && report.failures().get(0).reason().startsWith("NonDeterministicException"),
+          "a workflow changed without Workflow.getVersion does not replay " + name + " (nondeterminism)");
     }
-    ev.check(all.toLowerCase().contains("nondetermin"),
-        "a workflow changed without Workflow.getVersion does not replay c2901-paid.json (nondeterminism)");
   }
 
   /** OrderWorkflowImpl with one unversioned change: a timer before anything else. */
@@ -72,24 +108,6 @@ class ReplayTest {
     public void run(io.flashsale.workflows.OrderStart start) {
       io.temporal.workflow.Workflow.sleep(java.time.Duration.ofSeconds(1));
       super.run(start);
-    }
-  }
-
-  /** One line for the evidence: the nondeterminism itself when there is one, no stack trace. */
-  private static String brief(Exception e) {
-    String s = e.toString() + (e.getCause() == null ? "" : " caused by " + e.getCause());
-    int nd = s.indexOf("NonDeterministicException");
-    if (nd >= 0) s = s.substring(nd);
-    int at = s.indexOf("\tat ");
-    if (at >= 0) s = s.substring(0, at);
-    s = s.replaceAll("\\s+", " ").strip();
-    return s.length() > 300 ? s.substring(0, 300) + " ..." : s;
-  }
-
-  private static List<Path> histories() throws IOException, java.net.URISyntaxException {
-    Path dir = Path.of(ReplayTest.class.getResource("/histories").toURI());
-    try (Stream<Path> s = Files.list(dir)) {
-      return s.filter(p -> p.toString().endsWith(".json")).sorted().toList();
     }
   }
 }

@@ -13,16 +13,18 @@ import net.sourceforge.argparse4j.inf.Subparser;
 
 /**
  * ./flashsale replay: the replay gate before a workflow deploy. Replays exported histories
- * (--dir) or recent executions from the engine (--target) against the current OrderWorkflowImpl;
- * exit 0 all replayed, 1 some failed (each named), 2 nothing could be read.
+ * (--dir) or the executions the engine lists (--target, --query), oldest first, against the
+ * current OrderWorkflowImpl; exit 0 all replayed, 1 some failed (each named), 2 nothing could be
+ * read, 3 more executions match than --limit (nothing replayed: the gate never checks a part).
  */
 public class ReplayCommand extends Command {
   public static final int OK = 0;
   public static final int FAILED = 1;
   public static final int NOTHING_READ = 2;
+  public static final int TOO_MANY = 3;
 
   public ReplayCommand() {
-    super("replay", "replay workflow histories (a folder of exported JSON, or recent executions from Temporal)"
+    super("replay", "replay workflow histories (a folder of exported JSON, or the executions Temporal lists)"
         + " against the current workflow code; exit 1 if any is nondeterministic");
   }
 
@@ -33,8 +35,8 @@ public class ReplayCommand extends Command {
     subparser.addArgument("--namespace").setDefault("default");
     subparser.addArgument("--query").setDefault(ReplayGate.DEFAULT_QUERY).help("visibility query of the executions");
     subparser.addArgument("--limit").type(Integer.class).setDefault(ReplayGate.DEFAULT_LIMIT)
-        .help("with the default query: every running order workflow plus this many closed ones, newest first;"
-            + " with another query: at most this many");
+        .help("the most executions the query may match (all are replayed, oldest first); more fails the gate"
+            + " (exit 3) with their count");
   }
 
   @Override
@@ -56,6 +58,9 @@ public class ReplayCommand extends Command {
       } else {
         report = fromEngine(gate, target, namespace, query, limit);
       }
+    } catch (ReplayGate.TooManyRuns e) {
+      err.println("replay: " + e.getMessage());
+      return TOO_MANY;
     } catch (Exception e) {
       err.println("replay: nothing read from " + (dir != null ? dir : target + " (namespace " + namespace + ")")
           + ": " + e);

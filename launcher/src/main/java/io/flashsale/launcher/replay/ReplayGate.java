@@ -7,6 +7,7 @@ import io.temporal.api.enums.v1.EventType;
 import io.temporal.api.filter.v1.StartTimeFilter;
 import io.temporal.api.filter.v1.WorkflowTypeFilter;
 import io.temporal.api.workflow.v1.WorkflowExecutionInfo;
+import io.temporal.api.workflowservice.v1.CountWorkflowExecutionsRequest;
 import io.temporal.api.workflowservice.v1.ListClosedWorkflowExecutionsRequest;
 import io.temporal.api.workflowservice.v1.ListClosedWorkflowExecutionsResponse;
 import io.temporal.api.workflowservice.v1.ListOpenWorkflowExecutionsRequest;
@@ -20,6 +21,7 @@ import io.temporal.serviceclient.WorkflowServiceStubs;
 import io.temporal.testing.TestWorkflowEnvironment;
 import io.temporal.testing.WorkflowReplayer;
 import io.temporal.worker.Worker;
+import io.temporal.worker.WorkerOptions;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -46,9 +48,22 @@ public final class ReplayGate {
   /** The visibility query used when none is given: every order workflow. */
   public static final String DEFAULT_QUERY = "WorkflowType = 'OrderWorkflow'";
 
-  public static final int DEFAULT_LIMIT = 50;
+  /**
+   * How many executions the engine mode replays at most; more matching fails the gate ({@link
+   * TooManyRuns}) rather than replaying some.
+   */
+  public static final int DEFAULT_LIMIT = 1000;
 
   private static final int MAX_REASON = 400;
+
+  /**
+   * How long a replayed workflow task may hold its thread. The worker's default (1 s) is a
+   * production guard against workflow code that blocks; a replay has no deadline, and on a
+   * loaded machine a cold JVM's first task (class loading, the first deserialisations) takes
+   * longer than 1 s, which failed healthy histories as PotentialDeadlockException. A real
+   * endless loop still fails, after this long.
+   */
+  static final long REPLAY_DEADLOCK_TIMEOUT_MS = 60_000;
   private static final String NON_DETERMINISTIC_PACKAGE = "io.temporal.worker.";
   private static final String NON_DETERMINISTIC = NON_DETERMINISTIC_PACKAGE + "NonDeterministicException: ";
   private static final com.fasterxml.jackson.databind.ObjectMapper JSON =
@@ -153,7 +168,8 @@ public final class ReplayGate {
     List<Outcome> outcomes = new ArrayList<>();
     if (histories.isEmpty()) return new Report(outcomes, 0);
     try (TestWorkflowEnvironment env = TestWorkflowEnvironment.newInstance()) {
-      Worker worker = env.newWorker("flashsale-replay-gate");
+      Worker worker = env.newWorker("flashsale-replay-gate",
+          WorkerOptions.newBuilder().setDefaultDeadlockDetectionTimeout(REPLAY_DEADLOCK_TIMEOUT_MS).build());
       worker.registerWorkflowImplementationTypes(workflowClasses.toArray(new Class<?>[0]));
       for (NamedHistory h : histories) {
         try {
@@ -229,28 +245,66 @@ public final class ReplayGate {
   }
 
   /**
-   * Executions from the engine and each one's history. With the default query: every RUNNING
-   * order workflow (the ones a deploy will actually replay, often older than the newest) plus the
-   * newest {@code limit} closed ones; with another query: what it lists, newest first, at most
-   * {@code limit}. Each one's history
-   * (fetchHistory(workflowId, runId)). Closed, running and continued-as-new runs all count; a run
-   * listed more than once under one workflow id is named {@code workflowId/runId}. A history that
-   * cannot be fetched is an unreadable entry.
+   * More executions match the engine query than the gate was allowed to replay. Nothing is
+   * replayed then: a gate that dropped the runs past its limit would pass without having seen
+   * them. {@code matched} is the engine's count, or -1 when it could not count (then more than
+   * {@code limit} were listed).
+   */
+  public static final class TooManyRuns extends RuntimeException {
+    private final String query;
+    private final long matched;
+    private final int limit;
+
+    TooManyRuns(String query, long matched, int limit) {
+      super((matched >= 0 ? matched + " runs match" : "more than " + limit + " runs match") + " the query "
+          + query + ", more than the limit of " + limit + "; nothing was replayed: rerun with --limit "
+          + (matched >= 0 ? matched : "N (N > " + limit + ")")
+          + " to replay them all, or narrow --query (e.g. " + DEFAULT_QUERY + " AND ExecutionStatus = 'Running')");
+      this.query = query;
+      this.matched = matched;
+      this.limit = limit;
+    }
+
+    public String query() {
+      return query;
+    }
+
+    /** How many runs the engine counted for the query; -1 when it could not count them. */
+    public long matched() {
+      return matched;
+    }
+
+    public int limit() {
+      return limit;
+    }
+  }
+
+  /**
+   * Every execution the visibility query lists (running, closed, continued-as-new runs alike),
+   * oldest start first, and each one's history (fetchHistory(workflowId, runId)). Oldest first
+   * because the oldest runs were started by the oldest code: they are the histories most likely
+   * to take a branch the new code changed, so they come first in the report. A run listed more
+   * than once under one workflow id is named {@code workflowId/runId}; a history that cannot be
+   * fetched is an unreadable entry.
+   *
+   * <p>The gate replays every match or none: when more than {@code limit} match it throws {@link
+   * TooManyRuns} (with the engine's count) instead of replaying some. So the order in which the
+   * engine lists does not matter: at most {@code limit + 1} are listed and sorted here, by start
+   * time (the dev server's SQLite visibility has no {@code ORDER BY}; see DESIGN.md).
    *
    * <p>An engine without visibility queries (the temporal-testing server the embedded stack runs)
    * answers UNIMPLEMENTED; then the open and closed listings are used, which can only filter by
    * workflow type, so only a query of the form {@code WorkflowType = 'X'} works there.
    *
+   * @throws TooManyRuns when more than {@code limit} executions match
    * @throws StatusRuntimeException when the engine cannot be listed (unreachable, bad query)
    * @throws IllegalStateException when the engine has no visibility queries and the query is not
    *     a plain workflow type filter
    */
   public static Loaded fromEngine(WorkflowServiceStubs service, String namespace, String query, int limit) {
     if (limit <= 0) throw new IllegalArgumentException("limit must be > 0: " + limit);
-    String q = query == null || query.isBlank() ? DEFAULT_QUERY : query;
-    List<WorkflowExecutionInfo> executions = DEFAULT_QUERY.equals(q.trim())
-        ? openThenRecent(service, namespace, limit)
-        : listExecutions(service, namespace, q, limit);
+    String q = query == null || query.isBlank() ? DEFAULT_QUERY : query.trim();
+    List<WorkflowExecutionInfo> executions = oldestFirst(service, namespace, q, limit);
 
     Map<String, Integer> perId = new HashMap<>();
     for (WorkflowExecutionInfo e : executions) perId.merge(e.getExecution().getWorkflowId(), 1, Integer::sum);
@@ -278,31 +332,15 @@ public final class ReplayGate {
     return new Loaded(histories, unreadable);
   }
 
-  /** Every running order workflow, then the newest closed ones; one visibility-less listing otherwise. */
-  private static List<WorkflowExecutionInfo> openThenRecent(WorkflowServiceStubs service, String namespace, int limit) {
-    List<WorkflowExecutionInfo> open;
-    try {
-      open = listExecutions(service, namespace, DEFAULT_QUERY + " AND ExecutionStatus = 'Running'", MAX_OPEN);
-    } catch (IllegalStateException noVisibility) {
-      return listExecutions(service, namespace, DEFAULT_QUERY, limit);
-    }
-    List<WorkflowExecutionInfo> all = new ArrayList<>(open);
-    java.util.Set<String> seen = new java.util.HashSet<>();
-    for (WorkflowExecutionInfo e : open) seen.add(e.getExecution().getRunId());
-    for (WorkflowExecutionInfo e : listExecutions(service, namespace,
-        DEFAULT_QUERY + " AND ExecutionStatus != 'Running'", limit)) {
-      if (seen.add(e.getExecution().getRunId())) all.add(e);
-    }
-    return all;
-  }
-
-  /** Open executions replayed at most: a bound, so a runaway listing cannot take the gate down. */
-  private static final int MAX_OPEN = 10_000;
-
-  /** The executions the query names, newest start first, at most {@code limit}. */
-  static List<WorkflowExecutionInfo> listExecutions(WorkflowServiceStubs service, String namespace, String query,
+  /**
+   * The executions the query names, oldest start first: all of them, at most {@code limit}.
+   *
+   * @throws TooManyRuns when more match
+   */
+  static List<WorkflowExecutionInfo> oldestFirst(WorkflowServiceStubs service, String namespace, String query,
       int limit) {
     List<WorkflowExecutionInfo> found = new ArrayList<>();
+    boolean visibility = true;
     try {
       ByteString token = ByteString.EMPTY;
       do {
@@ -310,22 +348,51 @@ public final class ReplayGate {
             ListWorkflowExecutionsRequest.newBuilder()
                 .setNamespace(namespace)
                 .setQuery(query)
-                .setPageSize(Math.min(limit, 1000))
+                .setPageSize(Math.min(limit + 1, 1000))
                 .setNextPageToken(token)
                 .build());
         found.addAll(r.getExecutionsList());
         token = r.getNextPageToken();
-      } while (!token.isEmpty() && found.size() < limit);
+      } while (!token.isEmpty() && unique(found).size() <= limit);
     } catch (StatusRuntimeException e) {
       if (e.getStatus().getCode() != io.grpc.Status.Code.UNIMPLEMENTED) throw e;
-      found = listWithoutVisibility(service, namespace, query, limit);
+      visibility = false;
+      found = listWithoutVisibility(service, namespace, query);
     }
-    return newestFirst(found, limit);
+    List<WorkflowExecutionInfo> runs = unique(found);
+    if (runs.size() > limit) {
+      // the listing without visibility is complete, so its size is the count
+      throw new TooManyRuns(query, visibility ? count(service, namespace, query) : runs.size(), limit);
+    }
+    return runs.stream()
+        .sorted(Comparator.comparingLong((WorkflowExecutionInfo e) -> e.getStartTime().getSeconds())
+            .thenComparingInt(e -> e.getStartTime().getNanos())
+            .thenComparing(e -> e.getExecution().getRunId()))
+        .toList();
   }
 
-  /** Open + closed listings, filtered by workflow type: all a test server can answer. */
+  /** The engine's count of the query's executions; -1 when it cannot count (the message says "more than"). */
+  private static long count(WorkflowServiceStubs service, String namespace, String query) {
+    try {
+      return service.blockingStub().countWorkflowExecutions(CountWorkflowExecutionsRequest.newBuilder()
+          .setNamespace(namespace).setQuery(query).build()).getCount();
+    } catch (StatusRuntimeException e) {
+      return -1;
+    }
+  }
+
+  /** Each run once (a listing that pages while runs start or close may list one twice), in listing order. */
+  private static List<WorkflowExecutionInfo> unique(List<WorkflowExecutionInfo> found) {
+    Map<String, WorkflowExecutionInfo> byRun = new java.util.LinkedHashMap<>();
+    for (WorkflowExecutionInfo e : found) {
+      byRun.putIfAbsent(e.getExecution().getWorkflowId() + "/" + e.getExecution().getRunId(), e);
+    }
+    return List.copyOf(byRun.values());
+  }
+
+  /** Every open and closed execution of the type, all pages: all a test server can answer. */
   private static List<WorkflowExecutionInfo> listWithoutVisibility(WorkflowServiceStubs service, String namespace,
-      String query, int limit) {
+      String query) {
     Matcher m = TYPE_ONLY.matcher(query);
     if (!m.matches()) {
       throw new IllegalStateException("this engine has no visibility queries (ListWorkflowExecutions is"
@@ -339,38 +406,23 @@ public final class ReplayGate {
     WorkflowTypeFilter typeFilter = WorkflowTypeFilter.newBuilder().setName(type).build();
     List<WorkflowExecutionInfo> found = new ArrayList<>();
     ByteString token = ByteString.EMPTY;
-    int pages = 0;
     do {
       ListOpenWorkflowExecutionsResponse r = service.blockingStub().listOpenWorkflowExecutions(
           ListOpenWorkflowExecutionsRequest.newBuilder().setNamespace(namespace).setMaximumPageSize(1000)
               .setStartTimeFilter(all).setTypeFilter(typeFilter).setNextPageToken(token).build());
       found.addAll(r.getExecutionsList());
       token = r.getNextPageToken();
-    } while (!token.isEmpty() && ++pages < 100);
+    } while (!token.isEmpty());
     token = ByteString.EMPTY;
-    pages = 0;
     do {
       ListClosedWorkflowExecutionsResponse r = service.blockingStub().listClosedWorkflowExecutions(
           ListClosedWorkflowExecutionsRequest.newBuilder().setNamespace(namespace).setMaximumPageSize(1000)
               .setStartTimeFilter(all).setTypeFilter(typeFilter).setNextPageToken(token).build());
       found.addAll(r.getExecutionsList());
       token = r.getNextPageToken();
-    } while (!token.isEmpty() && ++pages < 100);
+    } while (!token.isEmpty());
     // the filter is a hint there: keep the type check here
     return found.stream().filter(e -> type.equals(e.getType().getName())).toList();
-  }
-
-  private static List<WorkflowExecutionInfo> newestFirst(List<WorkflowExecutionInfo> found, int limit) {
-    Map<String, WorkflowExecutionInfo> unique = new java.util.LinkedHashMap<>();
-    for (WorkflowExecutionInfo e : found) {
-      unique.putIfAbsent(e.getExecution().getWorkflowId() + "/" + e.getExecution().getRunId(), e);
-    }
-    return unique.values().stream()
-        .sorted(Comparator.comparingLong((WorkflowExecutionInfo e) -> e.getStartTime().getSeconds())
-            .thenComparingInt(e -> e.getStartTime().getNanos())
-            .reversed())
-        .limit(limit)
-        .toList();
   }
 
   // ---------------------------------------------------------------- helpers
@@ -423,10 +475,27 @@ public final class ReplayGate {
         int at = m == null ? -1 : m.indexOf(NON_DETERMINISTIC);
         if (at >= 0) return oneLine(m.substring(at + NON_DETERMINISTIC_PACKAGE.length()));
       }
+      // a replay's query failure quotes the workflow task's failure with its trace: its
+      // innermost cause says why (e.g. PotentialDeadlockException), the outer message does not
+      String quoted = root.getMessage() == null ? null : innermostQuotedCause(root.getMessage());
+      if (quoted != null) return oneLine(quoted);
       chosen = root;
     }
     String msg = chosen.getMessage() == null ? "" : chosen.getMessage();
     return oneLine(chosen.getClass().getSimpleName() + (msg.isBlank() ? "" : ": " + msg));
+  }
+
+  /** {@code SimpleName: message} of the last {@code Caused by: } line a quoted stack trace holds, or null. */
+  private static String innermostQuotedCause(String message) {
+    int at = message.lastIndexOf("\nCaused by: ");
+    if (at < 0) return null;
+    String line = message.substring(at + "\nCaused by: ".length());
+    int end = line.indexOf('\n');
+    if (end >= 0) line = line.substring(0, end);
+    int colon = line.indexOf(": ");
+    String type = colon < 0 ? line : line.substring(0, colon);
+    String simple = type.substring(type.lastIndexOf('.') + 1);
+    return simple + (colon < 0 ? "" : line.substring(colon));
   }
 
   private static String oneLine(String text) {

@@ -106,6 +106,19 @@ class ReplayGateTest {
     assertFalse(report.passed());
   }
 
+  /**
+   * A replayed task slower than the worker's 1 s deadlock guard (a cold JVM on a loaded machine)
+   * is not a failure of the history: the gate's replay worker allows it.
+   */
+  @Test
+  void aSlowWorkflowTaskIsNotADeadlockInReplay() throws Exception {
+    ReplayGate.Loaded one = ReplayGate.fromDirectory(HISTORIES);
+    ReplayGate.NamedHistory paid = one.histories().stream().filter(h -> h.name().equals("c2901-paid.json"))
+        .findFirst().orElseThrow();
+    ReplayGate.Report report = new ReplayGate(SlowFirstTaskOrderWorkflow.class).replay(List.of(paid));
+    assertEquals(List.of(ReplayGate.Outcome.ok("c2901-paid.json")), report.outcomes(), report.outcomes().toString());
+  }
+
   @Test
   void aFileThatIsNotAHistoryIsAFailureNamingIt(@TempDir Path dir) throws Exception {
     Files.copy(HISTORIES.resolve(files.get(0)), dir.resolve(files.get(0)));
@@ -139,6 +152,14 @@ class ReplayGateTest {
         + "\tat io.temporal.internal.statemachines.WorkflowStateMachines.handleCommandEvent(X.java:632)\n");
     assertEquals("NonDeterministicException: [TMPRL1100] Event 31 of type EVENT_TYPE_ACTIVITY_TASK_SCHEDULED does not"
         + " match command type COMMAND_TYPE_START_TIMER.", ReplayGate.reason(replay));
+    // any other failure of the replayed task: its innermost quoted cause, not the query wrapper
+    Exception deadlock = new RuntimeException("query failure for workflow_id: \"w\"\n, queryType=__replay_only,"
+        + " error=io.temporal.internal.statemachines.InternalWorkflowTaskException: Failure handling event 4 of type"
+        + " 'EVENT_TYPE_WORKFLOW_TASK_COMPLETED' during replay.\n\tat a.B.c(B.java:1)\n"
+        + "Caused by: java.lang.RuntimeException: WorkflowTask: failure executing STARTED->WORKFLOW_TASK_COMPLETED\n"
+        + "\tat a.B.d(B.java:2)\nCaused by: io.temporal.internal.sync.PotentialDeadlockException: [TMPRL1101]"
+        + " Potential deadlock detected.\n\tat a.B.e(B.java:3)\n");
+    assertEquals("PotentialDeadlockException: [TMPRL1101] Potential deadlock detected.", ReplayGate.reason(deadlock));
   }
 
   // ------------------------------------------------------------ the command's exit status
@@ -200,47 +221,106 @@ class ReplayGateTest {
 
   /**
    * Two orders run on the in-process test engine (fake activities): one paid, one sold out. The
-   * gate lists them (the test engine has no visibility queries: the type-only fallback), fetches
-   * their histories and replays them; the changed workflow fails only the paid one.
+   * gate lists them (the test engine has no visibility queries: the type-only fallback), oldest
+   * first, fetches their histories and replays them; the changed workflow fails only the paid one.
+   * A limit below the count fails loudly with the count instead of dropping a run.
    */
   @Test
   void historiesFromTheEngine() throws Exception {
-    TestEnvironmentOptions options = TestEnvironmentOptions.newBuilder()
-        .registerSearchAttribute("OrderId", IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD)
-        .registerSearchAttribute("OrderStatus", IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD)
-        .registerSearchAttribute("Sku", IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD)
-        .registerSearchAttribute("Tenant", IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD)
-        .build();
-    try (TestWorkflowEnvironment env = TestWorkflowEnvironment.newInstance(options)) {
-      Worker worker = env.newWorker(WorkflowIds.TASK_QUEUE);
-      worker.registerWorkflowImplementationTypes(OrderWorkflowImpl.class);
-      worker.registerActivitiesImplementations(fake(OrderActivities.class), fake(ChannelActivities.class));
-      env.start();
-      OrderSettings settings = new OrderSettings(600_000, 1_000, 60_000, 1_000, 4_000);
-      String paid = order(env.getWorkflowClient(), settings, "k-paid", "sku-1", true);
-      String soldOut = order(env.getWorkflowClient(), settings, "k-sold-out", SOLD_OUT_SKU, false);
+    try (TestWorkflowEnvironment env = TestWorkflowEnvironment.newInstance(engineOptions().build())) {
+      Orders orders = runOrders(env);
 
       ReplayGate.Loaded loaded = ReplayGate.fromEngine(env.getWorkflowServiceStubs(), env.getNamespace(), null, 50);
       assertEquals(List.of(), loaded.unreadable());
-      assertEquals(Set.of(paid, soldOut),
-          loaded.histories().stream().map(ReplayGate.NamedHistory::name).collect(Collectors.toSet()));
-      // newest first
-      assertEquals(soldOut, loaded.histories().get(0).name());
+      // oldest first: the paid order was started before the sold-out one
+      assertEquals(List.of(orders.paid, orders.soldOut),
+          loaded.histories().stream().map(ReplayGate.NamedHistory::name).toList());
 
       ReplayGate.Report ok = new ReplayGate().replay(loaded);
       assertEquals(List.of(), ok.failures());
       assertEquals(2, ok.historiesRead());
 
       ReplayGate.Report changed = new ReplayGate(ChangedOrderWorkflow.class).replay(loaded);
-      assertEquals(List.of(paid), changed.failedNames(), changed.outcomes().toString());
+      assertEquals(List.of(orders.paid), changed.failedNames(), changed.outcomes().toString());
 
-      assertEquals(1, ReplayGate.fromEngine(env.getWorkflowServiceStubs(), env.getNamespace(),
-          ReplayGate.DEFAULT_QUERY, 1).histories().size());
+      // exactly the limit: everything replayed; one below it: nothing, and the count said
+      assertEquals(2, ReplayGate.fromEngine(env.getWorkflowServiceStubs(), env.getNamespace(),
+          ReplayGate.DEFAULT_QUERY, 2).histories().size());
+      ReplayGate.TooManyRuns tooMany = assertThrows(ReplayGate.TooManyRuns.class, () -> ReplayGate.fromEngine(
+          env.getWorkflowServiceStubs(), env.getNamespace(), ReplayGate.DEFAULT_QUERY, 1));
+      assertEquals(2, tooMany.matched());
+      assertEquals(1, tooMany.limit());
+      assertTrue(tooMany.getMessage().startsWith("2 runs match the query " + ReplayGate.DEFAULT_QUERY
+          + ", more than the limit of 1; nothing was replayed: rerun with --limit 2"), tooMany.getMessage());
+
       assertEquals(0, ReplayGate.fromEngine(env.getWorkflowServiceStubs(), env.getNamespace(),
           "WorkflowType = 'SomethingElse'", 50).histories().size());
       assertThrows(IllegalStateException.class, () -> ReplayGate.fromEngine(env.getWorkflowServiceStubs(),
           env.getNamespace(), "WorkflowType = 'OrderWorkflow' AND ExecutionStatus = 'Running'", 50));
     }
+  }
+
+  /**
+   * The command itself in engine mode, over gRPC to a port-bound test engine: the current code
+   * exits 0; a changed workflow (an unversioned timer in pay) exits 1 naming exactly the paid
+   * order's workflow; a limit below the count exits 3 naming the count and --limit; the app in
+   * its own JVM parses --target/--limit and exits 3 too.
+   */
+  @Test
+  void commandOnTheEngineExitsOneNamingTheWorkflowAChangeBreaks() throws Exception {
+    int port;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      port = s.getLocalPort();
+    }
+    String target = "127.0.0.1:" + port;
+    try (var server = io.temporal.testserver.TestServer.createPortBoundServer(port);
+        TestWorkflowEnvironment env = TestWorkflowEnvironment.newInstance(
+            engineOptions().setUseExternalService(true).setTarget(target).build())) {
+      Orders orders = runOrders(env);
+
+      Run current = command(new ReplayGate(), null, target, 50);
+      assertEquals(0, current.code, current.out + current.err);
+      assertEquals("OK " + orders.paid + "\nOK " + orders.soldOut + "\nreplayed=2 failed=0\n", current.out);
+
+      Run changed = command(new ReplayGate(ChangedOrderWorkflow.class), null, target, 50);
+      assertEquals(1, changed.code, changed.out + changed.err);
+      assertTrue(changed.out.startsWith("FAILED " + orders.paid + ": NonDeterministicException: "), changed.out);
+      assertTrue(changed.out.contains("\nOK " + orders.soldOut + "\n"), changed.out);
+      assertTrue(changed.out.endsWith("replayed=2 failed=1\n"), changed.out);
+      assertEquals("replay: 1 failed: " + orders.paid + "\n", changed.err);
+
+      Run tooMany = command(new ReplayGate(), null, target, 1);
+      assertEquals(3, tooMany.code, tooMany.out + tooMany.err);
+      assertEquals("", tooMany.out, "nothing replayed");
+      assertTrue(tooMany.err.startsWith("replay: 2 runs match the query " + ReplayGate.DEFAULT_QUERY
+          + ", more than the limit of 1; nothing was replayed: rerun with --limit 2"), tooMany.err);
+
+      Proc app = app("replay", "--target", target, "--limit", "1");
+      assertEquals(3, app.code, app.output);
+      assertTrue(app.output.contains("rerun with --limit 2"), app.output);
+    }
+  }
+
+  private static TestEnvironmentOptions.Builder engineOptions() {
+    return TestEnvironmentOptions.newBuilder()
+        .registerSearchAttribute("OrderId", IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD)
+        .registerSearchAttribute("OrderStatus", IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD)
+        .registerSearchAttribute("Sku", IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD)
+        .registerSearchAttribute("Tenant", IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD);
+  }
+
+  record Orders(String paid, String soldOut) {}
+
+  /** A paid order, then a sold-out one, each run to its end on the engine (fake activities). */
+  private static Orders runOrders(TestWorkflowEnvironment env) throws Exception {
+    Worker worker = env.newWorker(WorkflowIds.TASK_QUEUE);
+    worker.registerWorkflowImplementationTypes(OrderWorkflowImpl.class);
+    worker.registerActivitiesImplementations(fake(OrderActivities.class), fake(ChannelActivities.class));
+    env.start();
+    OrderSettings settings = new OrderSettings(600_000, 1_000, 60_000, 1_000, 4_000);
+    String paid = order(env.getWorkflowClient(), settings, "k-paid", "sku-1", true);
+    String soldOut = order(env.getWorkflowClient(), settings, "k-sold-out", SOLD_OUT_SKU, false);
+    return new Orders(paid, soldOut);
   }
 
   private static String order(WorkflowClient client, OrderSettings settings, String key, String sku, boolean pay)
@@ -306,11 +386,15 @@ class ReplayGateTest {
     return command(gate, dir, "127.0.0.1:7233");
   }
 
-  /** ReplayCommand's body (everything but System.exit), its output captured. */
   private static Run command(ReplayGate gate, String dir, String target) {
+    return command(gate, dir, target, 5);
+  }
+
+  /** ReplayCommand's body (everything but System.exit), its output captured. */
+  private static Run command(ReplayGate gate, String dir, String target, int limit) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
     ByteArrayOutputStream err = new ByteArrayOutputStream();
-    int code = ReplayCommand.execute(gate, dir, target, "default", ReplayGate.DEFAULT_QUERY, 5,
+    int code = ReplayCommand.execute(gate, dir, target, "default", ReplayGate.DEFAULT_QUERY, limit,
         new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
     return new Run(code, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
   }
