@@ -2,6 +2,7 @@ package io.flashsale.evidence;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -33,6 +34,49 @@ public record RunStamp(String run, String commit, boolean treeClean) {
   /** {@code RUN <id> commit=<sha> tree=clean|modified}: the line summary.sh reads. */
   public String line() {
     return "RUN " + run + " commit=" + commit + " tree=" + (treeClean ? "clean" : "modified");
+  }
+
+  /**
+   * Writes manifest.txt into an artefact folder: this run's line, the experiment that made the
+   * files, and each file's SHA-256. evidence/summary.sh publishes the folder into the tree only
+   * when the manifest names the run it summarises and every hash matches.
+   */
+  static void writeManifest(Path dir, String experiment, List<String> files) throws IOException {
+    StringBuilder sb = new StringBuilder(CURRENT.line()).append('\n');
+    sb.append("EXPERIMENT ").append(experiment).append(" [").append(Stack.ENGINE).append("]\n");
+    for (String f : files) sb.append("FILE ").append(f).append(" sha256=").append(sha256(dir.resolve(f))).append('\n');
+    Files.writeString(dir.resolve("manifest.txt"), sb.toString());
+  }
+
+  private static String sha256(Path file) throws IOException {
+    try {
+      return java.util.HexFormat.of().formatHex(
+          java.security.MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(file)));
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** Empties an artefact folder at the start of its experiment: nothing of an earlier run stays next to this one's. */
+  static void emptyFolder(Path dir) throws IOException {
+    Files.createDirectories(dir);
+    try (var files = Files.list(dir)) {
+      for (Path f : files.toList()) {
+        if (Files.isRegularFile(f)) Files.delete(f);
+      }
+    }
+  }
+
+  /**
+   * A path as the record shows it: relative to the repository (the folder holding ./flashsale), so
+   * the committed output does not carry one machine's checkout path.
+   */
+  static String shown(Path path) {
+    Path abs = path.toAbsolutePath().normalize();
+    for (Path dir = Path.of("").toAbsolutePath(); dir != null; dir = dir.getParent()) {
+      if (Files.isRegularFile(dir.resolve("flashsale")) && abs.startsWith(dir)) return dir.relativize(abs).toString();
+    }
+    return abs.toString();
   }
 
   /** The output of a git command in the folder, trimmed; null when git is missing or fails. */
