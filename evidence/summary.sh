@@ -6,7 +6,8 @@
 #       DIR/output.txt, and DIR/schemathesis, DIR/webui replaced by that run's artefacts
 #   evidence/summary.sh --check DIR
 #       checks the artefacts in DIR (the committed ones): output.txt, every artefact folder and
-#       their manifests name one run, the hashes match, and that run's commit has the code of HEAD
+#       their manifests name one run, the hashes match, its SUMMARY says failed=0, and that run's
+#       commit has the code of HEAD
 # Engines: those named (default both). Exit 1 unless SUMMARY says failed=0 (or the check holds).
 # Inputs, for the harness's own tests (each may repeat): --sources DIR, --results DIR,
 # --reports DIR (the evidence module's, one folder per engine), --unit-reports DIR, --made DIR
@@ -66,6 +67,11 @@ if [ -n "$check" ]; then
   read -r run commit tree <<<"$stamp"
   ok "output.txt: run $run, commit $commit"
   [ "$tree" = clean ] || no "run $run was made from a tree with uncommitted changes: no commit has its code"
+  verdict=$(grep -E '^SUMMARY ' "$check/output.txt" || true)
+  case "$verdict" in
+    *" failed=0") ok "output.txt: $verdict" ;;
+    *) no "output.txt: ${verdict:-no SUMMARY line}: the committed evidence is of a failing or partial run" ;;
+  esac
   published=$(grep -E '^ARTEFACT [a-z]+ .* published$' "$check/output.txt" | awk '{print $2}' || true)
   for d in "${artefacts[@]}"; do
     listed=$(grep -qx "$d" <<<"$published" && echo yes || echo no)

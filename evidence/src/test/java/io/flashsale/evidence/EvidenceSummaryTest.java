@@ -229,6 +229,7 @@ class EvidenceSummaryTest {
     Run fresh = check(published);
     assertEquals(0, fresh.exit, fresh.output);
     assertTrue(fresh.output.contains("CHECK ok   HEAD has the code of commit " + commit), fresh.output);
+    assertTrue(fresh.output.contains("CHECK ok   output.txt: SUMMARY passed=6 failed=0"), fresh.output);
 
     // a screenshot of another run put next to this run's output
     artefact(published.resolve("webui"), "20261130T140218Z commit=" + commit, "T-01 [embedded]", "shot.png", "old");
