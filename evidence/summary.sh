@@ -1,91 +1,294 @@
 #!/usr/bin/env bash
-# Joins the experiments' result files into evidence/output.txt and checks that every expected
-# experiment wrote one; evidence/run.sh calls it after the test run.
-#   evidence/summary.sh [--sources DIR] [--results DIR] [--reports DIR] [--out FILE] [embedded] [dev-server]
-# Engines: those named (default both). Exit 1 unless SUMMARY says failed=0.
+# Joins the experiments' records of one run into one report and checks that every expected
+# experiment wrote one in that run; evidence/run.sh calls it after the test run.
+#   evidence/summary.sh [--publish DIR] [embedded] [dev-server]
+#       the report of the newest run in target/ (evidence/target/output.txt); with --publish, also
+#       DIR/output.txt, and DIR/schemathesis, DIR/webui replaced by that run's artefacts
+#   evidence/summary.sh --check DIR
+#       checks the artefacts in DIR (the committed ones): output.txt, every artefact folder and
+#       their manifests name one run, the hashes match, its SUMMARY says failed=0, and that run's
+#       commit has the code of HEAD
+# Engines: those named (default both). Exit 1 unless SUMMARY says failed=0 (or the check holds).
+# Inputs, for the harness's own tests (each may repeat): --sources DIR, --results DIR,
+# --reports DIR (the evidence module's, one folder per engine), --unit-reports DIR, --made DIR
+# (where the artefact folders are made), --out FILE.
 #
 # The expected experiments come from the sources, not from a list: each test class that
-# constructs `new Evidence("<id>", ...)` is one, expected on every engine its class-level tags
-# allow (as evidence/pom.xml excludes them: in-memory-only skips the dev server, dev-server-only
-# the in-memory engine); a class-level @Disabled one is not expected. An expected experiment
-# without its <id>@<engine>.txt (its JVM crashed, its class never ran) is a FAIL.
+# constructs `new Evidence("<id>", ...)` (or declares `EVIDENCE_ID = "<id>"`, a class writing its
+# own record, PBT-01) is one, expected on every engine its class-level tags allow (as
+# evidence/pom.xml excludes them: in-memory-only skips the dev server, dev-server-only the
+# in-memory engine: listed as SKIPPED); a class-level @Disabled one is listed as DISABLED. Two
+# classes with one id are a FAIL. Every record names its run (RUN <id> commit=... tree=...; the
+# run id is the Maven invocation's start): the newest run is the one reported, a record of another
+# run is stale and does not count, so an expected experiment without a record of this run is a FAIL.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-sources=$root/evidence/src/test/java
-results=$root/evidence/target/evidence
-reports=$root/evidence/target/surefire-reports
-out=$root/evidence/output.txt
-engines=()
+sources=() results=() reports=() units=() made="" out="" publish="" check="" engines=()
 while [ $# -gt 0 ]; do
   case "$1" in
-    --sources) sources=$2; shift 2 ;;
-    --results) results=$2; shift 2 ;;
-    --reports) reports=$2; shift 2 ;;
+    --sources) sources+=("$2"); shift 2 ;;
+    --results) results+=("$2"); shift 2 ;;
+    --reports) reports+=("$2"); shift 2 ;;
+    --unit-reports) units+=("$2"); shift 2 ;;
+    --made) made=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
+    --publish) publish=$2; shift 2 ;;
+    --check) check=$2; shift 2 ;;
     embedded|dev-server) engines+=("$1"); shift ;;
     *) echo "summary: unknown argument $1 (engines: embedded, dev-server)" >&2; exit 64 ;;
   esac
 done
+[ ${#sources[@]} -gt 0 ] || sources=("$root/evidence/src/test/java" "$root/launcher/src/test/java")
+[ ${#results[@]} -gt 0 ] || results=("$root/evidence/target/evidence" "$root/launcher/target/evidence")
+[ ${#reports[@]} -gt 0 ] || reports=("$root/evidence/target/surefire-reports")
+if [ ${#units[@]} -eq 0 ]; then
+  for d in "$root"/*/target/surefire-reports; do [ "$d" = "$root/evidence/target/surefire-reports" ] || units+=("$d"); done
+fi
+[ -n "$made" ] || made=$root/evidence/target
+[ -n "$out" ] || out=$root/evidence/target/output.txt
 [ ${#engines[@]} -gt 0 ] || engines=(embedded dev-server)
+# the artefact folders a run makes besides the records (RunStamp.ARTEFACTS names the same)
+artefacts=(schemathesis webui)
 
-# "<engine> <id> <class>" for every experiment each selected engine must run
+# a path as the report shows it: relative to the repository, not one machine's checkout
+shown() { case "$1" in "$root"/*) echo "${1#"$root"/}" ;; *) echo "$1" ;; esac; }
+
+# ---- check mode: the committed artefacts agree with each other and with the code of HEAD
+if [ -n "$check" ]; then
+  bad=0
+  ok() { echo "CHECK ok   $*"; }
+  no() { echo "CHECK FAIL $*"; bad=1; }
+  stamp=$(sed -n '1s/^# flashsale evidence: run \([^ ,]*\), commit \([^ ,]*\) (tree \([a-z]*\)).*/\1 \2 \3/p' \
+    "$check/output.txt" 2>/dev/null || true)
+  if [ -z "$stamp" ]; then
+    no "$(shown "$check")/output.txt names no run and commit in its first line: it was not written by this summary"
+    exit 1
+  fi
+  read -r run commit tree <<<"$stamp"
+  ok "output.txt: run $run, commit $commit"
+  [ "$tree" = clean ] || no "run $run was made from a tree with uncommitted changes: no commit has its code"
+  verdict=$(grep -E '^SUMMARY ' "$check/output.txt" || true)
+  case "$verdict" in
+    *" failed=0") ok "output.txt: $verdict" ;;
+    *) no "output.txt: ${verdict:-no SUMMARY line}: the committed evidence is of a failing or partial run" ;;
+  esac
+  published=$(grep -E '^ARTEFACT [a-z]+ .* published$' "$check/output.txt" | awk '{print $2}' || true)
+  for d in "${artefacts[@]}"; do
+    listed=$(grep -qx "$d" <<<"$published" && echo yes || echo no)
+    if [ ! -d "$check/$d" ]; then
+      [ "$listed" = no ] || no "$d: output.txt says run $run published it, the folder is missing"
+      continue
+    fi
+    [ "$listed" = yes ] || no "$d: output.txt does not list it as published by run $run: it is from another run"
+    m=$check/$d/manifest.txt
+    if [ ! -f "$m" ]; then no "$d: no manifest.txt (made before runs were stamped, or not by ./flashsale evidence)"; continue; fi
+    mrun=$(sed -n 's/^RUN \([^ ]*\) commit=\([^ ]*\) .*/\1 \2/p' "$m")
+    [ "$mrun" = "$run $commit" ] || no "$d: its manifest names run/commit '$mrun', output.txt '$run $commit'"
+    while read -r _ f sum; do
+      [ -f "$check/$d/$f" ] && [ "sha256=$(sha256sum "$check/$d/$f" | cut -d' ' -f1)" = "$sum" ] \
+        || no "$d/$f: missing or not the file the manifest names"
+    done < <(grep '^FILE ' "$m")
+    for f in "$check/$d"/*; do
+      b=$(basename "$f")
+      [ "$b" = manifest.txt ] || grep -q "^FILE $b " "$m" || no "$d/$b: not in the manifest (left from another run)"
+    done
+    [ "$mrun" != "$run $commit" ] || ok "$d: run $run, $(grep -c '^FILE ' "$m") file(s), hashes match"
+  done
+  if top=$(git -C "$check" rev-parse --show-toplevel 2>/dev/null); then
+    if ! git -C "$top" cat-file -e "$commit^{commit}" 2>/dev/null; then
+      no "commit $commit is not in this repository"
+    else
+      excl=(); for a in output.txt "${artefacts[@]}"; do excl+=(":(top,exclude)evidence/$a"); done
+      changed=$(git -C "$top" diff --name-only "$commit" HEAD -- ":/" "${excl[@]}")
+      if [ -n "$changed" ]; then
+        no "the code changed since run $run's commit $commit: $(wc -l <<<"$changed") file(s), e.g. $(head -n 3 <<<"$changed" | tr '\n' ' ')"
+      else
+        ok "HEAD has the code of commit $commit (only the artefacts differ)"
+      fi
+    fi
+  else
+    no "$(shown "$check") is not in a git work tree: the commit cannot be compared"
+  fi
+  exit $bad
+fi
+
+# ---- the expected experiments, from the sources
+# lines: "EXPECT <engine> <id> <class>", "SKIP <engine> <id> <class> <reason>", "DISABLED - <id> <class> <reason>"
 expected() {
-  local f text ids head engine id
+  local f text ids head engine id reason tagline
   while IFS= read -r f; do
     text=$(tr '\n' ' ' < "$f") # one line: a constructor call may span lines
-    ids=$(grep -o 'new Evidence( *"[A-Za-z0-9._-]*"' <<<"$text" | sed 's/.*"\([^"]*\)"$/\1/' || true)
+    ids=$( (grep -o 'new Evidence( *"[A-Za-z0-9._-]*"' <<<"$text" || true; grep -o 'EVIDENCE_ID = "[A-Za-z0-9._-]*"' <<<"$text" || true) \
+      | sed 's/.*"\([^"]*\)"$/\1/' | sort -u)
     [ -n "$ids" ] || continue
     head=$(sed -n '1,/^[a-z ]*class /p' "$f") # the class-level annotations
-    if grep -Eq '@([a-z.]*\.)?Disabled\b' <<<"$head"; then continue; fi
+    cls=$(basename "$f" .java)
+    if grep -Eq '@([a-z.]*\.)?Disabled\b' <<<"$head"; then
+      reason=$(grep -Eo '@([a-z.]*\.)?Disabled\( *"[^"]*"' <<<"$head" | sed 's/.*"\([^"]*\)"$/\1/' || true)
+      for id in $ids; do echo "DISABLED - $id $cls ${reason:-no reason given}"; done
+      continue
+    fi
     for engine in "${engines[@]}"; do
-      if [ "$engine" = dev-server ] && grep -Eq 'Tag\( *"in-memory-only" *\)' <<<"$head"; then continue; fi
-      if [ "$engine" = embedded ] && grep -Eq 'Tag\( *"dev-server-only" *\)' <<<"$head"; then continue; fi
-      for id in $ids; do echo "$engine $id $(basename "$f" .java)"; done
+      tagline=""
+      [ "$engine" = dev-server ] && tagline=$(grep -E 'Tag\( *"in-memory-only" *\)' <<<"$head" || true)
+      [ "$engine" = embedded ] && tagline=$(grep -E 'Tag\( *"dev-server-only" *\)' <<<"$head" || true)
+      for id in $ids; do
+        if [ -n "$tagline" ]; then
+          reason=$(grep -o 'Tag( *"[a-z-]*" *)' <<<"$tagline" | sed 's/.*"\([^"]*\)".*/tagged \1/')
+          if grep -q '//' <<<"$tagline"; then reason="$reason (${tagline#*// })"; fi
+          echo "SKIP $engine $id $cls $reason"
+        else
+          echo "EXPECT $engine $id $cls"
+        fi
+      done
     done
-  done < <(find "$sources" -name '*.java' | sort)
+  done < <(for s in "${sources[@]}"; do [ -d "$s" ] && find "$s" -name '*.java'; done | sort)
 }
-
 exp=$(expected)
-missing=$(while read -r engine id cls; do
-  [ -n "${engine:-}" ] || continue
-  [ -f "$results/$id@$engine.txt" ] || echo "RESULT $id FAIL [$engine] no result: $cls did not run or its JVM died"
-done <<<"$exp")
+expect=$(grep '^EXPECT ' <<<"$exp" | cut -d' ' -f2- || true)   # "<engine> <id> <class>"
+classes=$(awk '{print $4}' <<<"$exp" | sort -u)
 
-# a plain test class (no Evidence id: the replay timer check, the runner's own tests) that failed
-# is a FAIL too; an experiment's failures are already in its result file
-junit=$(for engine in "${engines[@]}"; do
-  for x in "$reports/$engine"/TEST-*.xml; do
-    [ -f "$x" ] || continue
+# ---- this run's records: the newest run id among them; others are stale
+shopt -s nullglob
+all=()
+for d in "${results[@]}"; do all+=("$d"/*.txt); done
+runof() { sed -n 's/^RUN \([^ ]*\) .*/\1/p' "$1" | tail -n 1; }
+run=$(for f in ${all[@]+"${all[@]}"}; do runof "$f"; done | grep -v '^unstamped$' | sort | tail -n 1 || true)
+[ -n "$run" ] || run=unstamped
+files=() stale=()
+for f in ${all[@]+"${all[@]}"}; do
+  if [ "$(runof "$f")" = "$run" ]; then files+=("$f"); else stale+=("$f"); fi
+done
+stamps=$(for f in ${files[@]+"${files[@]}"}; do sed -n 's/^RUN [^ ]* //p' "$f"; done | sort -u)
+commit=$(sed -n 's/^commit=\([^ ]*\) .*/\1/p' <<<"$stamps" | sort -u | paste -sd, -)
+tree=$(grep -q 'tree=modified' <<<"$stamps" && echo modified || echo clean)
+[ -n "$commit" ] || commit=unknown
+
+fails=()
+# two classes claiming one id write one record file: neither result can be trusted
+while read -r id n; do
+  [ -n "${id:-}" ] || continue
+  fails+=("RESULT $id FAIL duplicate experiment id: $(awk -v id="$id" '$3 == id {print $4}' <<<"$exp" | sort -u | paste -sd' ' - | sed 's/ / and /g') each claim it")
+done < <(awk '{print $3, $4}' <<<"$exp" | sort -u | awk '{print $1}' | uniq -c | awk '$1 > 1 {print $2, $1}')
+case "$commit" in *,*) fails+=("RESULT run-$run FAIL the records of run $run name different commits: $commit") ;; esac
+
+while read -r engine id cls; do
+  [ -n "${engine:-}" ] || continue
+  f=""; for d in "${results[@]}"; do [ -f "$d/$id@$engine.txt" ] && f="$d/$id@$engine.txt"; done
+  if [ -z "$f" ]; then
+    fails+=("RESULT $id FAIL [$engine] no result: $cls did not run or its JVM died")
+  elif [ "$(runof "$f")" != "$run" ]; then
+    fails+=("RESULT $id FAIL [$engine] no result in run $run: $cls's record is from run $(runof "$f")")
+  fi
+done <<<"$expect"
+
+# a plain test class (no id: the replay timer check, the harness's own tests, the modules' unit
+# tests) that failed is a FAIL; one skipped by an assumption too (a missing component must fail,
+# not skip); a disabled test is listed. An experiment's failures are already in its record.
+notrun=()
+junit() { # <engine label> <report folder>
+  local x cls bad
+  for x in "$2"/TEST-*.xml; do
     cls=$(basename "$x" .xml); cls=${cls#TEST-}; cls=${cls##*.}
-    grep -q " $cls\$" <<<"$exp" && continue
+    grep -qx "$cls" <<<"$classes" && continue
     bad=$(head -n 3 "$x" | grep -o '<testsuite [^>]*' | grep -Eo '(failures|errors)="[0-9]+"' | grep -Eo '[0-9]+' \
       | awk '{s+=$1} END{print s+0}')
-    [ "$bad" = 0 ] || echo "RESULT $cls FAIL [$engine] $bad failing test(s), see $reports/$engine"
+    [ "$bad" = 0 ] || fails+=("RESULT $cls FAIL [$1] $bad failing test(s), see $(shown "$2")")
+    while IFS= read -r msg; do
+      [ -n "$msg" ] || continue
+      case "$msg" in
+        *"Assumption failed"*) fails+=("RESULT $cls FAIL [$1] skipped by an assumption ($msg): a component it needs is missing") ;;
+        *) notrun+=("SKIPPED $cls [$1]: $msg") ;;
+      esac
+    done < <(grep -o '<skipped[^>]*' "$x" | sed -n -e '/message=/{s/.*message="\([^"]*\)".*/\1/p;d;}' -e 's/.*/skipped, no reason given/p')
   done
-done)
-missing=$(printf '%s\n%s' "$missing" "$junit" | sed '/^$/d')
+}
+for r in "${reports[@]}"; do for engine in "${engines[@]}"; do junit "$engine" "$r/$engine"; done; done
+for r in ${units[@]+"${units[@]}"}; do junit unit "$r"; done
 
-shopt -s nullglob
-files=("$results"/*.txt)
+while read -r _ _ id cls reason; do [ -n "${id:-}" ] && notrun+=("DISABLED $id $cls: $reason"); done < <(grep '^DISABLED ' <<<"$exp" || true)
+while read -r _ engine id cls reason; do [ -n "${id:-}" ] && notrun+=("SKIPPED $id [$engine] $cls: $reason"); done < <(grep '^SKIP ' <<<"$exp" || true)
+
+# ---- the artefacts this run made (a folder with manifest.txt naming the run, the experiment, the files)
+arte=() publishable=()
+written=""
+[ ${#files[@]} -eq 0 ] || written=$(grep -h '^RESULT ' "${files[@]}" || true)
+for d in "${artefacts[@]}"; do
+  m=$made/$d/manifest.txt
+  if [ ! -f "$m" ]; then arte+=("ARTEFACT $d none made by run $run"); continue; fi
+  mrun=$(runof "$m")
+  mexp=$(sed -n 's/^EXPERIMENT //p' "$m")
+  if [ "$mrun" != "$run" ]; then
+    arte+=("ARTEFACT $d $mexp stale: made by run $mrun, not run $run; not published")
+    # the experiment ran in this run but its artefact is older: it did not write what it reports
+    if grep -F "RESULT ${mexp%% *} " <<<"$written" | grep -qF " ${mexp#* } "; then
+      fails+=("RESULT ${mexp%% *} FAIL ${mexp#* } its artefact $d is from run $mrun, not this run")
+    fi
+    continue
+  fi
+  good=yes
+  while read -r _ f sum; do
+    if ! [ -f "$made/$d/$f" ] || [ "sha256=$(sha256sum "$made/$d/$f" | cut -d' ' -f1)" != "$sum" ]; then
+      fails+=("RESULT ${mexp%% *} FAIL ${mexp#* } artefact $d/$f missing or not the file its manifest names")
+      good=no
+    fi
+  done < <(grep '^FILE ' "$m")
+  if [ "$good" = yes ]; then
+    publishable+=("$d")
+    arte+=("ARTEFACT $d $mexp run $run: $(grep -c '^FILE ' "$m") file(s)$([ -n "$publish" ] && echo ", published")")
+  fi
+done
+
+# ---- the report
+tmp=$(mktemp)
+trap 'rm -f "$tmp"' EXIT
 {
-  echo "# flashsale evidence: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, $(java -version 2>&1 | head -n 1)"
-  for f in $(printf '%s\n' ${files[@]+"${files[@]}"} | sort); do grep -v '^ASSERTIONS ' "$f"; echo; done
-  if [ -n "$missing" ]; then
-    echo "== expected experiments without a result, failed plain test classes"
-    echo "$missing"
+  echo "# flashsale evidence: run $run, commit $commit (tree $tree), written $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, $(java -version 2>&1 | head -n 1)"
+  for f in $(printf '%s\n' ${files[@]+"${files[@]}"} | awk -F/ '{print $NF "\t" $0}' | sort | cut -f2); do
+    grep -Ev '^(ASSERTIONS|RUN) ' "$f"; echo
+  done
+  if [ ${#notrun[@]} -gt 0 ]; then
+    echo "== not run: disabled in the sources, excluded from an engine by a tag, skipped"
+    printf '%s\n' "${notrun[@]}"
     echo
   fi
+  if [ ${#stale[@]} -gt 0 ]; then
+    echo "== records of other runs, not counted"
+    for f in "${stale[@]}"; do echo "STALE $(basename "$f" .txt) from run $(runof "$f" | sed 's/^$/(none)/')"; done
+    echo
+  fi
+  if [ ${#fails[@]} -gt 0 ]; then
+    echo "== expected experiments without a result of this run, failed plain test classes, duplicate ids, artefacts"
+    printf '%s\n' "${fails[@]}"
+    echo
+  fi
+  printf '%s\n' "${arte[@]}"
   passed=0
   [ ${#files[@]} -eq 0 ] || passed=$(awk -F'[= ]' '/^ASSERTIONS /{s+=$3} END{print s+0}' "${files[@]}")
-  written=""
-  [ ${#files[@]} -eq 0 ] || written=$(grep -h '^RESULT ' "${files[@]}" || true)
-  failed=$( (printf '%s\n' "$written"; printf '%s\n' "$missing") | grep -c '^RESULT .* FAIL ' || true)
+  failed=$( (printf '%s\n' "$written"; printf '%s\n' ${fails[@]+"${fails[@]}"}) | grep -c '^RESULT .* FAIL ' || true)
   for engine in "${engines[@]}"; do
     n=$(grep -c "\[$engine\]" <<<"$written" || true)
-    e=$(grep -c "^$engine " <<<"$exp" || true)
+    e=$(grep -c "^$engine " <<<"$expect" || true)
     echo "ENGINE $engine experiments=$n expected=$e"
   done
+  echo "NOTRUN disabled=$(printf '%s\n' ${notrun[@]+"${notrun[@]}"} | grep -c '^DISABLED ' || true) skipped=$(printf '%s\n' ${notrun[@]+"${notrun[@]}"} | grep -c '^SKIPPED ' || true)"
   echo "SUMMARY passed=${passed} failed=${failed}"
-} > "$out"
-grep -E '^(RESULT|ENGINE|SUMMARY)' "$out"
+} > "$tmp"
+mkdir -p "$(dirname "$out")"
+cp "$tmp" "$out"
+if [ -n "$publish" ]; then
+  # the tree gets exactly this run's artefacts: a folder this run did not make is removed, not left stale
+  mkdir -p "$publish"
+  cp "$tmp" "$publish/output.txt"
+  for d in "${artefacts[@]}"; do
+    rm -rf "${publish:?}/$d"
+    if printf '%s\n' ${publishable[@]+"${publishable[@]}"} | grep -qx "$d"; then
+      mkdir -p "$publish/$d"
+      cp "$made/$d/manifest.txt" "$publish/$d/"
+      while read -r _ f _; do cp "$made/$d/$f" "$publish/$d/"; done < <(grep '^FILE ' "$made/$d/manifest.txt")
+    fi
+  done
+fi
+grep -E '^(RESULT|DISABLED|SKIPPED|STALE|ARTEFACT|ENGINE|NOTRUN|SUMMARY)' "$out"
+[ -z "$publish" ] || echo "written: $(shown "$publish")/output.txt and its artefacts (run $run)"
 grep -q 'SUMMARY passed=[0-9]* failed=0$' "$out"

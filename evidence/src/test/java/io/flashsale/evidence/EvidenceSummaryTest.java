@@ -16,8 +16,10 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * evidence/summary.sh, which turns the result files into evidence/output.txt: the experiments it
- * expects come from the sources and their tags, and one that wrote no result is a FAIL line,
- * counted in SUMMARY failed=, with a non-zero exit.
+ * expects come from the sources and their tags, and one that wrote no record of this run is a FAIL
+ * line, counted in SUMMARY failed=, with a non-zero exit; two classes with one id fail the run; a
+ * disabled or excluded experiment is listed; only this run's artefacts are published, and the
+ * check of committed artefacts tells one run of HEAD's code from stale ones.
  */
 @Tag("in-memory-only") // engine-free: it runs once, in the fast run
 class EvidenceSummaryTest {
@@ -40,7 +42,10 @@ class EvidenceSummaryTest {
     assertTrue(r.output.contains("SUMMARY passed=9 failed=1"), r.output);
     assertFalse(r.output.contains("T-02 FAIL [embedded]"), "dev-server-only: not expected on the in-memory engine");
     assertFalse(r.output.contains("T-03 FAIL [dev-server]"), "in-memory-only: not expected on the dev server");
-    assertFalse(r.output.contains("T-04"), "@Disabled: not expected");
+    assertFalse(r.output.contains("RESULT T-04"), "@Disabled: not expected");
+    assertTrue(r.output.contains("DISABLED T-04 DTest: no reason given"), "but listed: " + r.output);
+    assertTrue(r.output.contains("SKIPPED T-02 [embedded] BTest: tagged dev-server-only"), r.output);
+    assertTrue(r.output.contains("SKIPPED T-03 [dev-server] CTest: tagged in-memory-only (time skipping)"), r.output);
     assertTrue(r.file.contains("RESULT T-02 FAIL [dev-server] no result"), "the FAIL line is in the output file");
 
     result(results, "T-02", "dev-server", true);
@@ -58,7 +63,7 @@ class EvidenceSummaryTest {
     Run r = summary(src, results, "embedded");
     assertEquals(1, r.exit, r.output);
     assertTrue(r.output.contains("SUMMARY passed=6 failed=1"), r.output);
-    assertFalse(r.output.contains("dev-server"), r.output);
+    assertFalse(r.output.contains("[dev-server]"), r.output);
   }
 
   @Test
@@ -83,8 +88,8 @@ class EvidenceSummaryTest {
 
   @Test
   void theRealExperimentsAreExpectedPerTheirTags() throws Exception {
-    Path src = Path.of("src/test/java");
-    Run r = summary(src, Files.createDirectories(tmp.resolve("none")), "embedded", "dev-server");
+    Run r = summary(List.of(Path.of("src/test/java"), Path.of("../launcher/src/test/java")),
+        Files.createDirectories(tmp.resolve("none")), List.of("embedded", "dev-server"), List.of());
     assertEquals(1, r.exit, r.output);
     assertTrue(r.output.contains("RESULT X-23 FAIL [embedded] no result: ReplayTest"), r.output);
     assertFalse(r.output.contains("X-23 FAIL [dev-server]"), "the replay test is in-memory-only");
@@ -94,10 +99,159 @@ class EvidenceSummaryTest {
         r.output);
     assertTrue(r.output.contains("RESULT X-24 FAIL [embedded]") && r.output.contains("RESULT X-24 FAIL [dev-server]"),
         r.output);
+    // the property test writes its own record (EVIDENCE_ID), on Temporal's in-memory environment
+    assertTrue(r.output.contains("RESULT PBT-01 FAIL [embedded] no result: OrderWorkflowPropertiesTest"), r.output);
+    assertFalse(r.output.contains("PBT-01 FAIL [dev-server]"), r.output);
+    assertFalse(r.output.contains("duplicate experiment id"), "every real id is claimed once: " + r.output);
     // only real ids: C29-01, X-23, CAP-07, ... (not text that merely looks like a constructor call)
     for (String line : r.output.lines().filter(l -> l.startsWith("RESULT ")).toList()) {
       assertTrue(line.matches("RESULT [A-Z0-9]+-\\d+ FAIL \\[(embedded|dev-server)\\] no result: \\w+ did not run.*"), line);
     }
+  }
+
+  @Test
+  void twoClassesClaimingOneIdFailTheRun() throws Exception {
+    Path src = sources();
+    Files.writeString(src.resolve("io/flashsale/evidence/ETest.java"), "class ETest {\n  static final Evidence ev = "
+        + evidence("T-01") + ";\n}\n");
+    Path results = Files.createDirectories(tmp.resolve("results"));
+    result(results, "T-01", "embedded", true);
+    result(results, "T-03", "embedded", true);
+    Run r = summary(src, results, "embedded");
+    assertEquals(1, r.exit, r.output);
+    assertTrue(r.output.contains("RESULT T-01 FAIL duplicate experiment id: ATest and ETest each claim it"), r.output);
+    assertTrue(r.output.contains("SUMMARY passed=6 failed=1"), r.output);
+  }
+
+  @Test
+  void aRecordOfAnotherRunIsStaleAndDoesNotCount() throws Exception {
+    Path src = sources();
+    Path results = Files.createDirectories(tmp.resolve("results"));
+    result(results, "T-01", "embedded", true, "20261201T080000Z"); // left from an earlier run
+    result(results, "T-03", "embedded", true);
+    Run r = summary(src, results, "embedded");
+    assertEquals(1, r.exit, r.output);
+    assertTrue(r.output.contains("RESULT T-01 FAIL [embedded] no result in run " + RUN
+        + ": ATest's record is from run 20261201T080000Z"), r.output);
+    assertTrue(r.output.contains("STALE T-01@embedded from run 20261201T080000Z"), r.output);
+    assertTrue(r.file.startsWith("# flashsale evidence: run " + RUN + ", commit " + COMMIT + " (tree clean), "), r.file);
+    assertTrue(r.output.contains("SUMMARY passed=3 failed=1"), "only this run's assertions count: " + r.output);
+  }
+
+  @Test
+  void disabledAndSkippedTestsAreListedAndAnAssumptionSkipFails() throws Exception {
+    Path src = sources();
+    Files.writeString(src.resolve("io/flashsale/evidence/DTest.java"), "@Disabled(\"the channel's v2 API\")\n"
+        + "class DTest {\n  static final Evidence ev = " + evidence("T-04") + ";\n}\n");
+    Path results = Files.createDirectories(tmp.resolve("results"));
+    result(results, "T-01", "embedded", true);
+    result(results, "T-03", "embedded", true);
+    Path units = Files.createDirectories(tmp.resolve("api-reports"));
+    Files.writeString(units.resolve("TEST-io.flashsale.api.LaterTest.xml"), "<?xml version=\"1.0\"?>\n"
+        + "<testsuite name=\"io.flashsale.api.LaterTest\" tests=\"1\" errors=\"0\" skipped=\"1\" failures=\"0\">\n"
+        + "<testcase name=\"later\" classname=\"io.flashsale.api.LaterTest\"><skipped message=\"waits for v2\"/></testcase>\n");
+    Run listed = summary(List.of(src), results, List.of("embedded"), List.of(units));
+    assertEquals(0, listed.exit, listed.output);
+    assertTrue(listed.output.contains("DISABLED T-04 DTest: the channel's v2 API"), listed.output);
+    assertTrue(listed.output.contains("SKIPPED LaterTest [unit]: waits for v2"), listed.output);
+    assertTrue(listed.file.contains("== not run: "), listed.file);
+
+    // a module's test that needs a real component and skipped without it: a FAIL, never a quiet skip
+    Files.writeString(units.resolve("TEST-io.flashsale.api.ChromiumTest.xml"), "<?xml version=\"1.0\"?>\n"
+        + "<testsuite name=\"io.flashsale.api.ChromiumTest\" tests=\"1\" errors=\"0\" skipped=\"1\" failures=\"0\">\n"
+        + "<testcase name=\"ui\" classname=\"io.flashsale.api.ChromiumTest\">\n"
+        + "<skipped message=\"Assumption failed: no chromium\"/></testcase>\n");
+    Run skipped = summary(List.of(src), results, List.of("embedded"), List.of(units));
+    assertEquals(1, skipped.exit, skipped.output);
+    assertTrue(skipped.output.contains("RESULT ChromiumTest FAIL [unit] skipped by an assumption (Assumption failed: no chromium)"),
+        skipped.output);
+  }
+
+  @Test
+  void onlyThisRunsArtefactsArePublishedAndTheTreeKeepsNoStaleOnes() throws Exception {
+    Path src = sources();
+    Path results = Files.createDirectories(tmp.resolve("results"));
+    result(results, "T-01", "embedded", true);
+    result(results, "T-03", "embedded", true);
+    Path made = tmp.resolve("made");
+    artefact(made.resolve("webui"), RUN, "T-01 [embedded]", "shot.png", "png bytes");
+    Path tree = Files.createDirectories(tmp.resolve("tree"));
+    artefact(tree.resolve("schemathesis"), "20261130T140218Z", "T-03 [embedded]", "summary.txt", "an old fuzz");
+
+    Run r = summary(List.of(src), results, List.of("embedded"), List.of(), "--made", made.toString(),
+        "--publish", tree.toString());
+    assertEquals(0, r.exit, r.output);
+    assertTrue(r.output.contains("ARTEFACT webui T-01 [embedded] run " + RUN + ": 1 file(s), published"), r.output);
+    assertEquals("png bytes", Files.readString(tree.resolve("webui/shot.png")));
+    assertTrue(Files.readString(tree.resolve("webui/manifest.txt")).startsWith("RUN " + RUN + " "));
+    assertFalse(Files.exists(tree.resolve("schemathesis")), "not made by this run: removed, not left stale");
+    assertEquals(r.file, Files.readString(tree.resolve("output.txt")));
+
+    // an experiment of this run whose artefact is older did not write what it reports
+    artefact(made.resolve("schemathesis"), "20261130T140218Z", "T-03 [embedded]", "summary.txt", "an old fuzz");
+    Run stale = summary(List.of(src), results, List.of("embedded"), List.of(), "--made", made.toString(),
+        "--publish", tree.toString());
+    assertEquals(1, stale.exit, stale.output);
+    assertTrue(stale.output.contains("ARTEFACT schemathesis T-03 [embedded] stale: made by run 20261130T140218Z"), stale.output);
+    assertTrue(stale.output.contains("RESULT T-03 FAIL [embedded] its artefact schemathesis is from run 20261130T140218Z"),
+        stale.output);
+    assertFalse(Files.exists(tree.resolve("schemathesis")), stale.output);
+
+    // a file that is not the one its manifest names
+    Files.writeString(made.resolve("webui/shot.png"), "another picture");
+    Run tampered = summary(List.of(src), results, List.of("embedded"), List.of(), "--made", made.toString());
+    assertTrue(tampered.output.contains("RESULT T-01 FAIL [embedded] artefact webui/shot.png missing or not the file"),
+        tampered.output);
+  }
+
+  @Test
+  void theCheckTellsArtefactsOfOneRunOfHeadsCodeFromStaleOnes() throws Exception {
+    Path repo = Files.createDirectories(tmp.resolve("repo"));
+    git(repo, "init", "-q");
+    Files.writeString(repo.resolve("Code.java"), "class Code {}\n");
+    git(repo, "add", "-A");
+    git(repo, "commit", "-q", "-m", "code");
+    String commit = git(repo, "rev-parse", "HEAD").strip();
+
+    Path src = sources();
+    Path results = Files.createDirectories(tmp.resolve("results"));
+    result(results, "T-01", "embedded", true, RUN, commit);
+    result(results, "T-03", "embedded", true, RUN, commit);
+    Path made = tmp.resolve("made");
+    artefact(made.resolve("webui"), RUN + " commit=" + commit, "T-01 [embedded]", "shot.png", "png bytes");
+    Path published = repo.resolve("evidence");
+    Run run = summary(List.of(src), results, List.of("embedded"), List.of(), "--made", made.toString(),
+        "--publish", published.toString());
+    assertEquals(0, run.exit, run.output);
+    git(repo, "add", "-A");
+    git(repo, "commit", "-q", "-m", "evidence");
+
+    Run fresh = check(published);
+    assertEquals(0, fresh.exit, fresh.output);
+    assertTrue(fresh.output.contains("CHECK ok   HEAD has the code of commit " + commit), fresh.output);
+    assertTrue(fresh.output.contains("CHECK ok   output.txt: SUMMARY passed=6 failed=0"), fresh.output);
+
+    // a screenshot of another run put next to this run's output
+    artefact(published.resolve("webui"), "20261130T140218Z commit=" + commit, "T-01 [embedded]", "shot.png", "old");
+    Run mixed = check(published);
+    assertEquals(1, mixed.exit, mixed.output);
+    assertTrue(mixed.output.contains("CHECK FAIL webui: its manifest names run/commit '20261130T140218Z " + commit + "'"),
+        mixed.output);
+    git(repo, "checkout", "-q", "--", ".");
+
+    // the code moved on after the run
+    Files.writeString(repo.resolve("Code.java"), "class Code { int changed; }\n");
+    git(repo, "commit", "-q", "-am", "more code");
+    Run moved = check(published);
+    assertEquals(1, moved.exit, moved.output);
+    assertTrue(moved.output.contains("CHECK FAIL the code changed since run " + RUN + "'s commit " + commit
+        + ": 1 file(s), e.g. Code.java"), moved.output);
+
+    // today's committed artefacts: an output.txt written before runs were stamped
+    Files.writeString(published.resolve("output.txt"), "# flashsale evidence: 2026-12-01T05:14:40Z, 2 cores\n");
+    Run unstamped = check(published);
+    assertEquals(1, unstamped.exit, unstamped.output);
+    assertTrue(unstamped.output.contains("names no run and commit"), unstamped.output);
   }
 
   /** Experiments as the real ones are written: an id, class-level tags, a call split over lines. */
@@ -119,25 +273,77 @@ class EvidenceSummaryTest {
     return "new Evidence(" + '"' + id + '"' + ", \"title\")";
   }
 
-  /** A result file as Evidence writes it, with three assertions. */
+  static final String RUN = "20261201T210000Z";
+  static final String COMMIT = "0123456789abcdef0123456789abcdef01234567";
+
+  /** A result file as Evidence writes it, with three assertions, of this run. */
   private static void result(Path dir, String id, String engine, boolean pass) throws IOException {
+    result(dir, id, engine, pass, RUN);
+  }
+
+  private static void result(Path dir, String id, String engine, boolean pass, String run) throws IOException {
+    result(dir, id, engine, pass, run, COMMIT);
+  }
+
+  private static void result(Path dir, String id, String engine, boolean pass, String run, String commit)
+      throws IOException {
     String verdict = pass ? "PASS" : "FAIL";
     Files.writeString(dir.resolve(id + "@" + engine + ".txt"), "== " + id + " [" + engine + "] title\n"
         + "ok   one\nok   two\nok   three\nRESULT " + id + " " + verdict + " [" + engine + "] title\n"
-        + "ASSERTIONS passed=3 failed=" + (pass ? 0 : 1) + "\n");
+        + "ASSERTIONS passed=3 failed=" + (pass ? 0 : 1) + "\nRUN " + run + " commit=" + commit + " tree=clean\n");
+  }
+
+  /** An artefact folder as RunStamp.writeManifest leaves it; {@code run} may carry "commit=..." already. */
+  private static void artefact(Path dir, String run, String experiment, String file, String content) throws Exception {
+    Files.createDirectories(dir);
+    Files.writeString(dir.resolve(file), content);
+    String stamp = run.contains(" commit=") ? run : run + " commit=" + COMMIT;
+    String sum = java.util.HexFormat.of().formatHex(java.security.MessageDigest.getInstance("SHA-256")
+        .digest(content.getBytes(StandardCharsets.UTF_8)));
+    Files.writeString(dir.resolve("manifest.txt"), "RUN " + stamp + " tree=clean\nEXPERIMENT " + experiment
+        + "\nFILE " + file + " sha256=" + sum + "\n");
   }
 
   private record Run(int exit, String output, String file) {}
 
   private Run summary(Path sources, Path results, String... engines) throws Exception {
+    return summary(List.of(sources), results, List.of(engines), List.of());
+  }
+
+  private Run summary(List<Path> sources, Path results, List<String> engines, List<Path> unitReports, String... more)
+      throws Exception {
     Path out = tmp.resolve("output-" + System.nanoTime() + ".txt");
-    List<String> cmd = new ArrayList<>(List.of("bash", Path.of("summary.sh").toAbsolutePath().toString(),
-        "--sources", sources.toAbsolutePath().toString(), "--results", results.toString(),
-        "--reports", tmp.resolve("reports").toString(), "--out", out.toString()));
-    cmd.addAll(List.of(engines));
+    List<String> cmd = new ArrayList<>(List.of("bash", Path.of("summary.sh").toAbsolutePath().toString()));
+    for (Path s : sources) cmd.addAll(List.of("--sources", s.toAbsolutePath().toString()));
+    cmd.addAll(List.of("--results", results.toString(), "--reports", tmp.resolve("reports").toString(),
+        "--out", out.toString()));
+    // never the real modules' reports, nor the real target/ artefacts
+    cmd.addAll(List.of("--unit-reports", tmp.resolve("no-unit-reports").toString()));
+    for (Path u : unitReports) cmd.addAll(List.of("--unit-reports", u.toString()));
+    if (!List.of(more).contains("--made")) cmd.addAll(List.of("--made", tmp.resolve("nothing-made").toString()));
+    cmd.addAll(List.of(more));
+    cmd.addAll(engines);
+    return exec(cmd, out);
+  }
+
+  private Run check(Path dir) throws Exception {
+    return exec(List.of("bash", Path.of("summary.sh").toAbsolutePath().toString(), "--check", dir.toString()), null);
+  }
+
+  private static Run exec(List<String> cmd, Path out) throws Exception {
     Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
     String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     int exit = p.waitFor();
-    return new Run(exit, output, Files.exists(out) ? Files.readString(out) : "");
+    return new Run(exit, output, out != null && Files.exists(out) ? Files.readString(out) : "");
+  }
+
+  private static String git(Path repo, String... args) throws Exception {
+    List<String> cmd = new ArrayList<>(List.of("git", "-C", repo.toString(), "-c", "user.name=evidence",
+        "-c", "user.email=evidence@localhost", "-c", "commit.gpgsign=false"));
+    cmd.addAll(List.of(args));
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+    String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertEquals(0, p.waitFor(), "git " + String.join(" ", args) + ": " + output);
+    return output;
   }
 }

@@ -121,10 +121,70 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
     sql = new Sql(wiring.db());
   }
 
-  /** Stops the service and its local pieces, as Ctrl-C would; the data folder stays. */
+  /**
+   * Stops the service and its local pieces, as Ctrl-C would; the data folder stays. A piece that
+   * still answers on its port afterwards did not stop: that is a failure (of the test, or, from
+   * {@link #afterAll}, of the experiment's result), not a leftover for the next experiment.
+   */
   public void stop() {
-    if (support != null) support.after();
-    support = null;
+    if (support == null) return;
+    Map<String, Integer> ports = ownPorts();
+    try {
+      support.after();
+    } finally {
+      support = null;
+    }
+    awaitStopped(ports, STOP_TIMEOUT_MS);
+  }
+
+  /** Child processes (the dev server) exit after the stop returns; wide for a loaded 2-core machine. */
+  private static final long STOP_TIMEOUT_MS = 30_000;
+
+  /** The ports this stack's pieces listen on, by piece. */
+  private Map<String, Integer> ownPorts() {
+    Map<String, Integer> ports = new LinkedHashMap<>();
+    ports.put("API", apiPort);
+    ports.put("admin", adminPort);
+    ports.put("Temporal", temporalPort);
+    if (devServer()) ports.put("Temporal Web UI", uiPort);
+    ports.put("channel stub", channelPort);
+    ports.put("fulfillment consumer", consumerPort);
+    if (wiring != null) {
+      java.util.regex.Matcher m = java.util.regex.Pattern.compile("//[^/:]+:(\\d+)/").matcher(wiring.jdbcUrl());
+      if (m.find()) ports.put("PostgreSQL", Integer.parseInt(m.group(1)));
+    }
+    return ports;
+  }
+
+  /** Fails unless no port of the stack accepts a connection within the time. */
+  static void awaitStopped(Map<String, Integer> ports, long timeoutMs) {
+    long deadline = System.currentTimeMillis() + timeoutMs;
+    Map<String, Integer> open = new LinkedHashMap<>(ports);
+    while (true) {
+      open.values().removeIf(port -> !accepts(port));
+      if (open.isEmpty()) return;
+      if (System.currentTimeMillis() > deadline) {
+        throw new IllegalStateException("the stack did not stop: still listening after " + timeoutMs + " ms: " + open);
+      }
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException("interrupted while waiting for the stack to stop: " + open, e);
+      }
+    }
+  }
+
+  /** Only a refused connection means closed: a port that takes no connection in time is still held. */
+  private static boolean accepts(int port) {
+    try (java.net.Socket s = new java.net.Socket()) {
+      s.connect(new java.net.InetSocketAddress("127.0.0.1", port), 1_000);
+      return true;
+    } catch (java.net.ConnectException refused) {
+      return false;
+    } catch (IOException heldButNotAnswering) {
+      return true;
+    }
   }
 
   @Override

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * by the OrderStatus search attribute shows only the UNKNOWN one, the PAID filter only the PAID
  * one, the unfiltered list all three; the UNKNOWN workflow's page (reached from its id alone)
  * shows its static summary and its current details (order id, UNKNOWN, version, last effect).
- * Screenshots go to evidence/webui/ (./flashsale evidence) or target/webui (a test run). Then the held callback is released, the CREATED order
+ * Screenshots go to target/webui with a manifest naming the run; ./flashsale evidence publishes them to evidence/webui/. Then the held callback is released, the CREATED order
  * cancelled, and reconcile is clean.
  */
 @Tag("dev-server-only")
@@ -32,8 +32,9 @@ class X10WebUiTest {
 
   private static final String SKU = "sku-x10";
   /**
-   * target/webui in a test run (a test run leaves the tree clean); ./flashsale evidence points it
-   * at evidence/webui/, the committed screenshots the README shows.
+   * target/webui (a test run leaves the tree clean), with manifest.txt; evidence/summary.sh
+   * publishes it to evidence/webui/, the committed screenshots the README shows, when the manifest
+   * names the run it summarises.
    */
   private static final Path SHOTS = Path.of(System.getProperty("evidence.webui.dir", "target/webui")).normalize();
   private static final Pattern WORKFLOW_LINK =
@@ -44,6 +45,7 @@ class X10WebUiTest {
     String missing = HeadlessChromium.missing();
     ev.check(missing == null, missing == null ? "headless Chromium and chromedriver installed" : missing);
     ev.check(stack.devServer(), "runs on the dev server (its Web UI)");
+    RunStamp.emptyFolder(SHOTS);
 
     stack.sku(SKU, 10, 3);
     HttpJson payer = stack.api.login("t1", "user-1001");
@@ -78,7 +80,7 @@ class X10WebUiTest {
       Set<String> seen = openList(browser, unknownUrl, unknownWf);
       ev.note("opened " + unknownUrl + " → workflow ids listed " + seen);
       browser.screenshot(SHOTS.resolve("x10-unknown-filter.png"));
-      ev.note("screenshot " + SHOTS.resolve("x10-unknown-filter.png"));
+      ev.note("screenshot " + RunStamp.shown(SHOTS.resolve("x10-unknown-filter.png")));
       String text = browser.text();
       ev.equal(Set.of(unknownWf), seen, "the OrderStatus=\"UNKNOWN\" list links exactly the UNKNOWN order's workflow");
       ev.check(text.contains(unknownWf), "the filtered page shows the UNKNOWN workflow id " + unknownWf);
@@ -132,7 +134,8 @@ class X10WebUiTest {
       browser.open(detailUrl);
       String detail = browser.awaitText(t -> t.contains(summary) && t.contains(current), 90_000, 15_000);
       browser.screenshot(SHOTS.resolve("x10-order-detail.png"));
-      ev.note("opened " + detailUrl + "; screenshot " + SHOTS.resolve("x10-order-detail.png"));
+      ev.note("opened " + detailUrl + "; screenshot " + RunStamp.shown(SHOTS.resolve("x10-order-detail.png")));
+      RunStamp.writeManifest(SHOTS, "X-10", List.of("x10-unknown-filter.png", "x10-order-detail.png"));
       ev.note("current details shown: " + line(detail, current));
       ev.check(detail.contains(summary), "the order page shows the summary \"" + summary + "\"");
       ev.check(detail.contains(current) && detail.contains("last effect:"),

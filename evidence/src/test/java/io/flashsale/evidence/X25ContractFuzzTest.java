@@ -171,7 +171,7 @@ class X25ContractFuzzTest {
     String configured = System.getProperty("schemathesis.bin", "");
     Path st = configured.isBlank() ? repo.resolve(".tools/venv/bin/st") : Path.of(configured);
     boolean there = Files.isExecutable(st);
-    ev.check(there, there ? "schemathesis at " + st
+    ev.check(there, there ? "schemathesis at " + RunStamp.shown(st)
         : "schemathesis missing at " + st + ": run ./flashsale install-schemathesis (./flashsale test does it)");
     return st;
   }
@@ -260,7 +260,7 @@ class X25ContractFuzzTest {
     return counts.toString();
   }
 
-  // --- the record in evidence/schemathesis/summary.txt (when evidence.schemathesis.dir points there)
+  // --- the record in target/schemathesis/summary.txt with its manifest (published to evidence/schemathesis/)
 
   private static void writeSummary(String version, List<String> command, String token, long seconds, int exit,
       String log, Junit junit, Interactions seen, String reconcile) throws IOException {
@@ -268,6 +268,7 @@ class X25ContractFuzzTest {
     sb.append("# X-25 contract fuzz: schemathesis ").append(version.replaceAll(".*version ", "")).append(" against GET /openapi.json of the running service (")
         .append(Stack.ENGINE).append(" engine), ").append(Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS))
         .append(", ").append(Runtime.getRuntime().availableProcessors()).append(" cores\n");
+    sb.append(RunStamp.CURRENT.line()).append('\n');
     List<String> shown = new ArrayList<>();
     for (String c : command) shown.add((c.contains(" ") ? "'" + c + "'" : c).replace(token, "<token>").replaceAll("^/.*/(\\.tools/venv/bin/st)$", "$1")
         .replaceAll("^/.*/target/", "target/").replaceAll("http://127\\.0\\.0\\.1:[0-9]+", "http://127.0.0.1:<port>"));
@@ -284,9 +285,10 @@ class X25ContractFuzzTest {
     sb.append("reconcile after the fuzz: ").append(reconcile).append('\n');
     sb.append("not fuzzed: ").append(SKIPPED).append(" (an event stream stays open by design)\n");
     Path dir = Path.of(System.getProperty("evidence.schemathesis.dir", "target/schemathesis"));
-    Files.createDirectories(dir);
+    RunStamp.emptyFolder(dir);
     Files.writeString(dir.resolve("summary.txt"), sb.toString());
-    ev.note("summary written to " + dir.resolve("summary.txt"));
+    RunStamp.writeManifest(dir, "X-25", List.of("summary.txt"));
+    ev.note("summary written to " + RunStamp.shown(dir.resolve("summary.txt")));
   }
 
   /** The first line containing the marker, or the n-th line after it. */

@@ -49,7 +49,10 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * PBT-01: random sequences of commands (create, retry of a create, pay — answered, declined or
@@ -73,8 +76,15 @@ import org.junit.jupiter.api.Test;
  * -Dpbt.tries}, default 50), each on its own SKU and buyers. A failing sequence is shrunk by
  * dropping steps while it still fails, and reported with its seed and steps.
  * {@code -Dpbt.switchOff=<Safeguard>} runs with one safeguard off, to see the properties fail.
+ *
+ * <p>Its record (notes, RESULT PASS|FAIL, the run and commit) goes to target/evidence/PBT-01@embedded.txt,
+ * written after the teardown, which evidence/summary.sh folds into evidence/output.txt like an
+ * experiment's (DESIGN.md, Experiments).
  */
+@Tag("in-memory-only") // Temporal's time-skipping test environment: summary.sh expects it on that engine only
 class OrderWorkflowPropertiesTest {
+  /** The id summary.sh finds in the sources: this class writes its own record. */
+  private static final String EVIDENCE_ID = "PBT-01";
   private static final int TRIES = Integer.getInteger("pbt.tries", 50);
   private static final long SEED = Long.getLong("pbt.seed", 20_261_130L);
   private static final String TENANT = "t1";
@@ -103,6 +113,19 @@ class OrderWorkflowPropertiesTest {
   /** Every callback body the receiver took, per merchant order: a channel may send any of them again. */
   private static final Map<String, List<byte[]>> callbacks = new ConcurrentHashMap<>();
   private static final AtomicInteger runs = new AtomicInteger();
+  private static final String SWITCHED_OFF = System.getProperty("pbt.switchOff", "").strip();
+  /** The record's lines (notes, ok, FAIL) and the properties checked. */
+  private static final List<String> record = new CopyOnWriteArrayList<>();
+  private static final java.util.concurrent.atomic.AtomicLong checksPassed = new java.util.concurrent.atomic.AtomicLong();
+  private static final java.util.concurrent.atomic.AtomicLong checksFailed = new java.util.concurrent.atomic.AtomicLong();
+  /** A test that threw outside a sequence (its figures, say) fails the record too; a broken sequence is recorded where it broke. */
+  @RegisterExtension
+  static final AfterEachCallback unexpected = context -> context.getExecutionException()
+      .filter(e -> !String.valueOf(e.getMessage()).startsWith(EVIDENCE_ID + " "))
+      .ifPresent(e -> {
+        checksFailed.incrementAndGet();
+        record.add("FAIL " + context.getDisplayName() + " threw " + e);
+      });
 
   @BeforeAll
   static void start() throws Exception {
@@ -142,10 +165,9 @@ class OrderWorkflowPropertiesTest {
     notifyUrl = "http://127.0.0.1:" + receiver.getAddress().getPort() + "/callbacks/payment";
     channel = new HttpPaymentChannel(stub.baseUrl(), notifyUrl, Duration.ofMillis(CHANNEL_TIMEOUT_MS));
 
-    String switchOff = System.getProperty("pbt.switchOff", "");
-    if (!switchOff.isBlank()) {
-      safeguards.switchOff(Safeguards.Safeguard.valueOf(switchOff));
-      System.out.println("PBT-01 runs with the safeguard " + switchOff + " switched OFF: the properties should fail");
+    if (!SWITCHED_OFF.isEmpty()) {
+      safeguards.switchOff(Safeguards.Safeguard.valueOf(SWITCHED_OFF));
+      System.out.println("PBT-01 runs with the safeguard " + SWITCHED_OFF + " switched OFF: the properties should fail");
     }
     Worker worker = env.newWorker(WorkflowIds.TASK_QUEUE);
     worker.registerWorkflowImplementationTypes(OrderWorkflowImpl.class);
@@ -155,15 +177,28 @@ class OrderWorkflowPropertiesTest {
     env.start();
   }
 
+  /** Stops every piece, then writes the record: a piece that fails to stop fails the RESULT too. */
   @AfterAll
   static void stop() throws Exception {
-    if (env != null) env.close();
-    if (receiver != null) receiver.stop(0);
-    if (receiverThreads != null) receiverThreads.shutdownNow();
-    if (stub != null) stub.close();
-    if (db != null) db.close();
-    if (postgres != null) postgres.close();
+    Exception teardown = null;
+    for (AutoCloseable piece : new AutoCloseable[] {
+        () -> { if (env != null) env.close(); },
+        () -> { if (receiver != null) receiver.stop(0); },
+        () -> { if (receiverThreads != null) receiverThreads.shutdownNow(); },
+        () -> { if (stub != null) stub.close(); },
+        () -> { if (db != null) db.close(); },
+        () -> { if (postgres != null) postgres.close(); }}) {
+      try {
+        piece.close();
+      } catch (Exception e) {
+        checksFailed.incrementAndGet();
+        record.add("FAIL teardown: " + e);
+        if (teardown == null) teardown = e; else teardown.addSuppressed(e);
+      }
+    }
     levels.forEach((name, level) -> ((ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(name)).setLevel(level));
+    writeRecord();
+    if (teardown != null) throw teardown;
   }
 
   @Test
@@ -181,20 +216,30 @@ class OrderWorkflowPropertiesTest {
       try {
         run.execute(sequence);
       } catch (Exception | AssertionError e) {
+        checksFailed.incrementAndGet();
         Run smallest = shrink(units, sequence, run);
-        fail("PBT-01 sequence " + i + " (seed " + seed + ", rerun with -Dpbt.seed=" + seed + " -Dpbt.tries=1, "
-            + units + " units) broke a property: " + e + "\n  its steps: " + run.log + "\n  shrunk to "
+        String broke = "sequence " + i + " (seed " + seed + ", rerun with -Dpbt.seed=" + seed + " -Dpbt.tries=1, "
+            + units + " units) broke a property: " + e;
+        record.add("FAIL " + broke);
+        record.add("note its steps: " + run.log);
+        record.add("note shrunk to " + smallest.log.size() + " of " + sequence.size() + " steps, failing with: "
+            + smallest.failure + ": " + smallest.log);
+        fail("PBT-01 " + broke + "\n  its steps: " + run.log + "\n  shrunk to "
             + smallest.log.size() + " of " + sequence.size() + " steps, failing with: " + smallest.failure
             + "\n  " + smallest.log, e);
       }
+      record.add("ok   sequence " + i + " (seed " + seed + ", " + sequence.size() + " steps, " + units
+          + " units) kept every property");
       steps += sequence.size();
       for (Step s : sequence) kinds.merge(s.kind().name(), 1, Integer::sum);
       run.finalStatuses().forEach(st -> finals.merge(st, 1, Integer::sum));
     }
-    System.out.println("PBT-01 " + TRIES + " sequences, " + steps + " steps (seed " + SEED + ") in "
+    String figures = TRIES + " sequences, " + steps + " steps (seed " + SEED + ") in "
         + (System.currentTimeMillis() - started) / 1000 + " s; steps by kind " + kinds + "; orders ended " + finals
         + "; callback effects " + histogram("SELECT split_part(effect, ' ', 1) FROM payment_notification")
-        + "; transitions " + histogram("SELECT coalesce(from_status, '-') || '->' || to_status FROM order_transition"));
+        + "; transitions " + histogram("SELECT coalesce(from_status, '-') || '->' || to_status FROM order_transition");
+    record.add("note " + figures);
+    System.out.println("PBT-01 " + figures);
   }
 
   // ---- generation
@@ -546,6 +591,7 @@ class OrderWorkflowPropertiesTest {
 
     private void check(boolean holds, String property) {
       if (!holds) throw new AssertionError(property);
+      if (!shrinking) checksPassed.incrementAndGet();
     }
   }
 
@@ -616,5 +662,52 @@ class OrderWorkflowPropertiesTest {
     ch.qos.logback.classic.Logger logger = (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(name);
     levels.putIfAbsent(name, logger.getLevel());
     logger.setLevel(level);
+  }
+
+  // ---- the record, in the format of the evidence module's experiments (evidence/summary.sh reads it)
+
+  private static void writeRecord() throws java.io.IOException {
+    String title = "property test of the order workflow: " + TRIES + " seeded sequences (seed " + SEED + ")"
+        + (SWITCHED_OFF.isEmpty() ? "" : " with the safeguard " + SWITCHED_OFF + " switched OFF");
+    boolean pass = checksFailed.get() == 0 && checksPassed.get() > 0;
+    StringBuilder sb = new StringBuilder("== " + EVIDENCE_ID + " [embedded] " + title + "\n");
+    if (checksPassed.get() == 0 && checksFailed.get() == 0) sb.append("FAIL no sequence ran\n");
+    for (String line : record) sb.append(line).append('\n');
+    sb.append("RESULT ").append(EVIDENCE_ID).append(pass ? " PASS" : " FAIL").append(" [embedded] ").append(title)
+        .append('\n');
+    sb.append("ASSERTIONS passed=").append(checksPassed.get()).append(" failed=").append(checksFailed.get()).append('\n');
+    sb.append(runLine()).append('\n');
+    java.nio.file.Path dir = java.nio.file.Path.of(System.getProperty("evidence.dir", "target/evidence"));
+    java.nio.file.Files.createDirectories(dir);
+    java.nio.file.Files.writeString(dir.resolve(EVIDENCE_ID + "@embedded.txt"), sb.toString());
+    System.out.print(sb);
+  }
+
+  /**
+   * {@code RUN <id> commit=<sha> tree=clean|modified}, as the evidence module's RunStamp writes it:
+   * the Maven invocation's id and the code it ran (the artefacts a run writes do not count).
+   */
+  private static String runLine() {
+    String run = System.getProperty("evidence.run", "").isBlank() ? "unstamped" : System.getProperty("evidence.run");
+    String commit = git("rev-parse", "HEAD");
+    String changes = commit == null ? null : git("status", "--porcelain", "--", ":/",
+        ":(top,exclude)evidence/output.txt", ":(top,exclude)evidence/schemathesis", ":(top,exclude)evidence/webui");
+    return "RUN " + run + " commit=" + (commit == null ? "unknown" : commit) + " tree="
+        + (changes != null && changes.isEmpty() ? "clean" : "modified");
+  }
+
+  private static String git(String... args) {
+    List<String> cmd = new ArrayList<>(List.of("git"));
+    cmd.addAll(List.of(args));
+    try {
+      Process p = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.DISCARD).start();
+      String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).trim();
+      return p.waitFor() == 0 ? out : null;
+    } catch (java.io.IOException e) {
+      return null;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return null;
+    }
   }
 }
