@@ -305,7 +305,8 @@ class X05SoakTest {
 
   private static ChildJvm startWorker(Map<String, String> props, int n) throws Exception {
     ChildJvm w = ChildJvm.start("x05-worker-" + n, props, "worker", "embedded.yml");
-    w.awaitLog("worker polling", 120_000);
+    // a deadline for a condition: on a loaded machine a fresh JVM and its first polls can take minutes
+    w.awaitLog("worker polling", 300_000);
     return w;
   }
 
