@@ -43,7 +43,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * OVERLOADED/ENGINE_UNAVAILABLE with Retry-After, or DATABASE_UNAVAILABLE once PostgreSQL was
  * killed); anything else fails the experiment, named. Sold out is counted only from 409 SOLD_OUT.
  *
- * <p>At the end: the sale sold out after the first fault and before the last, remaining 0, every
+ * <p>The kills go on until the clients are done and at least one came after the sell-out. At the
+ * end: the sale sold out after the first fault (and so before the last), remaining 0, every
  * order is final, PAID = stock, stock conserved, one PAID transition and one event per PAID order,
  * at most one effect per notice, and reconcile finds mismatches=0 pending=0 drift=0. The figures
  * (orders/s, faults by kind, kills, when the stock ran out, transitions by cause) are in the output.
@@ -158,7 +159,9 @@ class X05SoakTest {
       int killed = 0;
       boolean restarted = false;
       long nextKill = System.currentTimeMillis() + WORKER_KILL_EVERY_MS;
-      while (!clientsFinished.get()) {
+      // the faults go on while buyers buy, and past the sell-out: a slow machine (slow replacements)
+      // must not end them before the stock ran out
+      while (!clientsFinished.get() || (firstSoldOutAt.get() != Long.MAX_VALUE && lastKillAt(killTimes) <= firstSoldOutAt.get())) {
         if (!restarted && done.get() >= ORDERS * 2 / 5) {
           long t0 = System.currentTimeMillis();
           pgKilledAt.set(t0);
@@ -209,7 +212,14 @@ class X05SoakTest {
     int closing = closingBuyers(created, orderFaults);
     long clientMs = System.currentTimeMillis() - start;
     clientsFinished.set(true);
-    int workerKills = kills.get(2, TimeUnit.MINUTES);
+    int workerKills;
+    try {
+      workerKills = kills.get(2, TimeUnit.MINUTES);
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException chaosFailed) {
+      for (ChildJvm w : workers) w.close(); // no worker outlives a failed run
+      callbacks.close();
+      throw chaosFailed;
+    }
     chaos.shutdown();
     clients.shutdown();
     try {
@@ -305,9 +315,20 @@ class X05SoakTest {
 
   private static ChildJvm startWorker(Map<String, String> props, int n) throws Exception {
     ChildJvm w = ChildJvm.start("x05-worker-" + n, props, "worker", "embedded.yml");
-    // a deadline for a condition: on a loaded machine a fresh JVM and its first polls can take minutes
-    w.awaitLog("worker polling", 300_000);
+    try {
+      // a deadline for a condition: on a loaded machine a fresh JVM and its first polls can take minutes
+      w.awaitLog("worker polling", 300_000);
+    } catch (RuntimeException | Error | InterruptedException notPolling) {
+      w.close(); // not left running after the experiment gives up on it
+      throw notPolling;
+    }
     return w;
+  }
+
+  private static long lastKillAt(List<Long> killTimes) {
+    synchronized (killTimes) {
+      return killTimes.stream().mapToLong(Long::longValue).max().orElse(Long.MIN_VALUE);
+    }
   }
 
   /** One buyer: log in, create (its request key), set the planned fault, then pay, cancel or walk away. */
