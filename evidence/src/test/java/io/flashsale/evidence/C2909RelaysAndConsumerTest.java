@@ -9,6 +9,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -30,8 +31,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * is STALE, and no order ships twice.
  *
  * <p>Why SKIP LOCKED: a relay holds its claimed batch (row locks) until the consumer acknowledged
- * it. A first relay is held inside its delivery (the consumer's answer is held back for 1.5 s by a
- * forwarding gate in front of the real consumer). Control: a second relay whose claim is a plain
+ * it. A first relay is held inside its delivery (the consumer's answer is held back by a forwarding
+ * gate in front of the real consumer until the test releases it). Control: a second relay whose claim is a plain
  * FOR UPDATE (the relay's test-only switch) waits in PostgreSQL (pg_stat_activity: wait event
  * Lock/transactionid) for the whole hold and only claims once the first committed. Real: a second
  * relay with SKIP LOCKED claims and delivers a disjoint batch while the first still holds its own.
@@ -40,7 +41,15 @@ class C2909RelaysAndConsumerTest {
   @RegisterExtension static final Stack stack = new Stack().with("relay.enabled", false);
   @RegisterExtension static final Evidence ev = new Evidence("C29-09", "two relays, 40 deliveries, SKIP LOCKED vs FOR UPDATE, DUPLICATE, STALE");
 
+  /** How long the control watches the blocked plain claim before releasing the first relay. */
   private static final long HOLD_MS = 1_500;
+  /**
+   * How long a held delivery may wait for its release, and the SKIP LOCKED relay for its round:
+   * generous, so only a claim that really waits for the held batch runs into it.
+   */
+  private static final long GATE_CAP_MS = 60_000;
+  /** The held relays' delivery timeout: above the gate's cap, so a held delivery never times out. */
+  private static final Duration HELD_DELIVERY_TIMEOUT = Duration.ofMillis(GATE_CAP_MS + 30_000);
   private static final String CLAIM = "SELECT event_id, order_id";
 
   @Test
@@ -94,9 +103,11 @@ class C2909RelaysAndConsumerTest {
       gate.awaitHeld();
       t0 = System.nanoTime();
       second = pool.submit(skipping::relayOnce);
+      // the first relay's batch stays held until gate.release(): a claim that waited for it could
+      // only finish after the release, so the deadline is generous and the check is on the order
       Integer skipDelivered = null;
       try {
-        skipDelivered = second.get(HOLD_MS, TimeUnit.MILLISECONDS);
+        skipDelivered = second.get(GATE_CAP_MS / 2, TimeUnit.MILLISECONDS);
       } catch (java.util.concurrent.TimeoutException stillWaiting) {
         // the check below fails
       }
@@ -150,7 +161,7 @@ class C2909RelaysAndConsumerTest {
   }
 
   private static OutboxRelay relay(List<OutboxRelay> all, Database db, String url, String name) {
-    OutboxRelay r = new OutboxRelay(db, url, 5, 50, name);
+    OutboxRelay r = new OutboxRelay(db, url, 5, 50, name, HELD_DELIVERY_TIMEOUT);
     all.add(r);
     return r;
   }
@@ -167,7 +178,7 @@ class C2909RelaysAndConsumerTest {
 
   /**
    * A forwarding gate in front of the real consumer: {@code /held/events} holds each delivery
-   * until {@link #release()} (at most 4 s, below the relay's 5 s request timeout), {@code
+   * until {@link #release()} (at most {@link #GATE_CAP_MS}, below the held relays' delivery timeout), {@code
    * /free/events} passes at once. Records the event ids each path received.
    */
   private static final class Gate implements AutoCloseable {
@@ -200,7 +211,7 @@ class C2909RelaysAndConsumerTest {
                 heldClaim = claimedBy(eventId);
                 firstHeld.countDown();
               }
-              open.await(4, TimeUnit.SECONDS);
+              open.await(GATE_CAP_MS, TimeUnit.MILLISECONDS);
             }
             HttpResponse<byte[]> r = http.send(HttpRequest.newBuilder(URI.create(consumer))
                 .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(),

@@ -30,6 +30,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * total = remaining + held + confirmed, and confirmed = paid. The samples are counted, with how
  * many were taken while requests were in flight, while other transactions were writing (the
  * snapshot's in-progress list), and after a change.
+ *
+ * <p>Control: the same sampler, on a SKU of its own, watches a deliberately non-atomic update — a
+ * take of a unit and its reservation written in two transactions, then the release likewise — and
+ * must flag a sample in each gap (the writer waits in each gap until a sample that started after
+ * its commit is done, so the control does not depend on luck).
  */
 class Cap05ConservationSnapshotsTest {
   @RegisterExtension static final Stack stack = new Stack().with("orders.reservationTtlMs", 2_000);
@@ -101,19 +106,13 @@ class Cap05ConservationSnapshotsTest {
       while (System.currentTimeMillis() < end) {
         boolean inFlight = requestsInFlight.get() > 0;
         List<Row> rows = new ArrayList<>();
-        long writers = 0;
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            rows.add(new Row(rs.getString(1), rs.getInt(2), rs.getInt(3), rs.getInt(4), rs.getInt(5), rs.getInt(6)));
-            writers = rs.getLong(7);
-          }
-        }
+        long writers = sample(ps, rows);
         samples++;
         if (inFlight && requestsInFlight.get() > 0) duringRequests++;
         if (writers > 0) withWriters++;
         if (previous != null && !previous.equals(rows)) changed++;
         previous = rows;
-        boolean conserved = rows.size() == SKUS.length && rows.stream().allMatch(Row::conserves);
+        boolean conserved = conserves(rows, SKUS.length);
         if (!conserved) {
           notConserved++;
           if (broken.size() < 20) broken.add("sample " + samples + ": " + rows);
@@ -164,6 +163,102 @@ class Cap05ConservationSnapshotsTest {
     };
     if (!stack.within(clean, 30_000)) ev.note("reconcile report:\n" + stack.reconcile().trim());
     stack.checkReconcileClean(ev, "reconcile clean");
+
+    controlFlagsANonAtomicUpdate();
+  }
+
+  /** One snapshot into rows; returns how many transactions were in progress when it was taken. */
+  private static long sample(PreparedStatement ps, List<Row> rows) throws java.sql.SQLException {
+    long writers = 0;
+    try (ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        rows.add(new Row(rs.getString(1), rs.getInt(2), rs.getInt(3), rs.getInt(4), rs.getInt(5), rs.getInt(6)));
+        writers = rs.getLong(7);
+      }
+    }
+    return writers;
+  }
+
+  /** The check every sample must pass: each expected SKU present and conserving. */
+  private static boolean conserves(List<Row> rows, int skus) {
+    return rows.size() == skus && rows.stream().allMatch(Row::conserves);
+  }
+
+  private static final String CONTROL_SKU = "sku-cap05-control";
+  private static final int CONTROL_CYCLES = 3;
+
+  /**
+   * The negative control: a take and a release each split over two transactions (stock row, then
+   * reservation; reservation, then stock row), with a sample forced into every gap. The sampler and
+   * its check are the ones above; they must flag at least one sample per gap.
+   */
+  private void controlFlagsANonAtomicUpdate() throws Exception {
+    stack.sku(CONTROL_SKU, 5, 3);
+    AtomicLong samples = new AtomicLong();
+    AtomicLong flagged = new AtomicLong();
+    AtomicBoolean sampling = new AtomicBoolean(true);
+    List<String> firstFlagged = java.util.Collections.synchronizedList(new ArrayList<>());
+    ExecutorService sampler = Executors.newSingleThreadExecutor();
+    Future<?> sampled = sampler.submit(() -> {
+      try (Connection c = stack.db().openUnpooled(new Properties()); PreparedStatement ps = c.prepareStatement(SAMPLE)) {
+        c.setAutoCommit(true);
+        ps.setArray(1, c.createArrayOf("text", new String[] {CONTROL_SKU}));
+        while (sampling.get()) {
+          List<Row> rows = new ArrayList<>();
+          sample(ps, rows);
+          if (!conserves(rows, 1)) {
+            flagged.incrementAndGet();
+            if (firstFlagged.size() < 3) firstFlagged.add(rows.toString());
+          }
+          samples.incrementAndGet();
+          Thread.sleep(5);
+        }
+      }
+      return null;
+    });
+    int gaps = 0;
+    try (Connection w = java.sql.DriverManager.getConnection(stack.wiring.jdbcUrl())) {
+      w.setAutoCommit(true); // each statement its own transaction: that is the defect under control
+      for (int cycle = 0; cycle < CONTROL_CYCLES; cycle++) {
+        String key = "cap05-control-" + cycle;
+        update(w, "UPDATE sku SET remaining = remaining - 1 WHERE tenant = 't1' AND sku = ?", CONTROL_SKU);
+        awaitSampleAfterCommit(samples, sampled);
+        gaps++;
+        update(w, "INSERT INTO reservation (reservation_key, tenant, sku, subject, quantity, status, expires_at)"
+            + " VALUES (?, 't1', '" + CONTROL_SKU + "', 'user-cap05-control', 1, 'HELD', now() + interval '1 hour')", key);
+        update(w, "UPDATE reservation SET status = 'RELEASED' WHERE reservation_key = ?", key);
+        awaitSampleAfterCommit(samples, sampled);
+        gaps++;
+        update(w, "UPDATE sku SET remaining = remaining + 1 WHERE tenant = 't1' AND sku = ?", CONTROL_SKU);
+      }
+      awaitSampleAfterCommit(samples, sampled);
+    } finally {
+      sampling.set(false);
+      sampled.get(30, java.util.concurrent.TimeUnit.SECONDS);
+      sampler.shutdown();
+    }
+    ev.note("control (non-atomic take and release, " + gaps + " gaps): " + samples.get() + " samples, " + flagged.get()
+        + " flagged, e.g. " + firstFlagged);
+    ev.check(flagged.get() >= gaps, "control: the sampler flags a non-atomic update, at least one sample per gap ("
+        + flagged.get() + " flagged >= " + gaps + " gaps)");
+  }
+
+  private static void update(Connection c, String sql, String arg) throws java.sql.SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setString(1, arg);
+      ps.executeUpdate();
+    }
+  }
+
+  /** Waits until a sample that started after the last commit is done (the second one from now). */
+  private static void awaitSampleAfterCommit(AtomicLong samples, Future<?> sampler) throws Exception {
+    long target = samples.get() + 2;
+    long deadline = System.currentTimeMillis() + 60_000;
+    while (samples.get() < target) {
+      if (sampler.isDone()) sampler.get(); // the sampler failed: say why
+      if (System.currentTimeMillis() > deadline) throw new AssertionError("control: the sampler took no sample in 60 s");
+      Thread.sleep(5);
+    }
   }
 
   private int count(String outcome) {

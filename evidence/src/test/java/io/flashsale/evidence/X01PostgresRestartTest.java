@@ -23,7 +23,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * and started again on the same data directory and port after an outage of about 8 s. Every
  * answer a buyer gets is a correct business answer or a 503 with a JSON error code (never a 500,
  * never a SOLD_OUT: the stock outlasts the crowd); the buyers retry their 503s with the same
- * request key and Idempotency-Key, the workflows retry their database steps, and afterwards every
+ * request key and Idempotency-Key, the workflows retry their database steps (some step's attempt
+ * in the history is 2 or more), and afterwards every
  * order is PAID once: one charge, one PAID transition, one event each, stock conserved, reconcile
  * clean.
  */
@@ -214,6 +215,10 @@ class X01PostgresRestartTest {
       attempts.merge(maxStepAttempt(wf), 1, Integer::sum);
     }
     ev.note("runs by the highest attempt of a database step (1: never retried) " + attempts);
+    // the buyers' pays are in flight (their charge replies delayed) when PostgreSQL dies: a step that
+    // met the outage must have been retried by the workflow, not failed the order nor skipped
+    ev.check(attempts.keySet().stream().anyMatch(a -> a >= 2),
+        "a database step that met the outage was retried (some run's highest attempt >= 2): " + attempts);
     long confirmed = stack.sql.count("SELECT coalesce(sum(quantity), 0) FROM reservation WHERE tenant = 't1' AND sku = ?"
         + " AND status = 'CONFIRMED'", SKU);
     long held = stack.sql.count("SELECT coalesce(sum(quantity), 0) FROM reservation WHERE tenant = 't1' AND sku = ?"

@@ -22,8 +22,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * <ul>
  *   <li>a crowd split across both gets exactly the stock, never more;
  *   <li>the same request key sent to both at once meets in one workflow: one order, one answer;
- *   <li>each instance's sold-out view turns to "sold out" within its bound after a sale on the
- *       other, and a unit that comes back is sold by the other within that bound.
+ *   <li>B's worker serves the shared task queue: some history names it (its identity, pid@host) as
+ *       the worker of a workflow or activity task;
+ *   <li>each instance's sold-out view turns to "sold out" after a sale on the other (how soon is
+ *       printed), and once a unit comes back no probe sent later than the view's bound after that is
+ *       refused: the bound is what the view guarantees, so it is the only time asserted.
  * </ul>
  * The dev server only: the in-memory engine lives inside A's JVM and is not shared the way a
  * Temporal cluster is.
@@ -34,8 +37,8 @@ class X04TwoInstancesTest {
   private static final int CROWD = 90;
   /** The view's bound (stockView.boundMs, the default): the oldest state it answers SOLD_OUT from. */
   private static final long BOUND_MS = 2_000;
-  /** Scheduling room on a loaded 2-core machine on top of the bound; the figure itself is printed. */
-  private static final long ALLOWANCE_MS = 1_500;
+  /** How long the probes wait for a view to follow: a deadline for a condition, not a speed bound. */
+  private static final long FOLLOW_DEADLINE_MS = 60_000;
 
   @RegisterExtension static final Stack stack = new Stack();
   @RegisterExtension static final Evidence ev = new Evidence("X-04", "two instances: exact stock, one workflow per key, views within their bound");
@@ -61,6 +64,7 @@ class X04TwoInstancesTest {
       crowdGetsExactlyTheStock(apiB);
       sameKeyOnBothMeetsInOneWorkflow(apiB);
       viewsFollowEachOtherWithinTheirBound(apiB, adminB);
+      instanceBsWorkerRanTasks(b.pid());
       stack.awaitNothingPending(60_000);
       stack.checkReconcileClean(ev, "reconcile clean with two instances");
     }
@@ -76,8 +80,8 @@ class X04TwoInstancesTest {
       String subject = String.format("user-x04-%03d", i);
       calls.add(() -> {
         HttpJson buyer = (onB ? apiB : stack.api).login("t1", subject);
-        HttpJson.Reply r = Buyers.create(buyer, "x04-crowd-" + subject, "sku-x04-crowd", 1);
-        String outcome = r.status() == 201 ? "CREATED" : r.status() + " " + code(r);
+        HttpJson.Reply r = createAnswered(buyer, "x04-crowd-" + subject, "sku-x04-crowd", 1);
+        String outcome = r.status() == 201 || (r.status() == 200 && "REPLAY".equals(code(r))) ? "CREATED" : r.status() + " " + code(r);
         byInstance.merge((onB ? "B " : "A ") + outcome, 1, Integer::sum);
         return outcome;
       });
@@ -89,7 +93,8 @@ class X04TwoInstancesTest {
     } finally {
       pool.shutdownNow();
     }
-    ev.note("crowd of " + CROWD + " for " + STOCK + " units: " + outcomes + "; by instance " + new java.util.TreeMap<>(byInstance));
+    ev.note("crowd of " + CROWD + " for " + STOCK + " units: " + outcomes + "; by instance " + new java.util.TreeMap<>(byInstance)
+        + "; 503s sent again with the same key: " + retried503.get());
     ev.equal(STOCK, outcomes.getOrDefault("CREATED", 0), "exactly the stock was sold across both instances");
     ev.equal(CROWD - STOCK, outcomes.getOrDefault("409 SOLD_OUT", 0), "every other buyer got SOLD_OUT");
     // which instance sold how many is scheduling (B is a younger JVM); that B sells is asserted
@@ -118,13 +123,14 @@ class X04TwoInstancesTest {
       calls.add(() -> {
         HttpJson onA = stack.api.login("t1", subject);
         HttpJson onB = apiB.login("t1", subject);
-        var ra = java.util.concurrent.CompletableFuture.supplyAsync(() -> Buyers.create(onA, key, "sku-x04-dup", 1));
-        var rb = java.util.concurrent.CompletableFuture.supplyAsync(() -> Buyers.create(onB, key, "sku-x04-dup", 1));
+        var ra = java.util.concurrent.CompletableFuture.supplyAsync(() -> createAnswered(onA, key, "sku-x04-dup", 1));
+        var rb = java.util.concurrent.CompletableFuture.supplyAsync(() -> createAnswered(onB, key, "sku-x04-dup", 1));
         HttpJson.Reply a = ra.get();
         HttpJson.Reply bReply = rb.get();
-        // one of the pair made the order (201 CREATED), the other is its replay (200 REPLAY)
-        boolean oneCreatedOneReplay = a.status() + bReply.status() == 401 && (a.status() == 201 || bReply.status() == 201);
-        if (!oneCreatedOneReplay || !a.text("order_id").equals(bReply.text("order_id"))) {
+        // one of the pair made the order (201 CREATED), the other is its replay (200 REPLAY); a create
+        // re-sent after a 503 may find its own order and be a replay too, so: never two 201s
+        boolean answered = isCreateOrReplay(a) && isCreateOrReplay(bReply) && a.status() + bReply.status() <= 401;
+        if (!answered || !a.text("order_id").equals(bReply.text("order_id"))) {
           mismatched.add(key + ": A " + a.status() + " " + a.text("order_id") + ", B " + bReply.status() + " " + bReply.text("order_id"));
         }
         return null;
@@ -136,7 +142,7 @@ class X04TwoInstancesTest {
     } finally {
       pool.shutdownNow();
     }
-    ev.check(mismatched.isEmpty(), "the same key on both instances answers 201 and 200 REPLAY with one order id each time " + mismatched);
+    ev.check(mismatched.isEmpty(), "the same key on both instances answers one 201 and 200 REPLAY (never two 201s) with one order id each time " + mismatched);
     ev.equal((long) pairs, stack.sql.count("SELECT count(*) FROM orders WHERE sku = 'sku-x04-dup'"), "one order row per key");
     ev.equal((long) pairs, stack.sql.count("SELECT count(DISTINCT workflow_id) FROM orders WHERE sku = 'sku-x04-dup'"),
         "one workflow per key");
@@ -154,7 +160,7 @@ class X04TwoInstancesTest {
     HttpJson seller = stack.api.login("t1", "user-x04-view-a");
     HttpJson watcher = apiB.login("t1", "user-x04-view-b");
     long viewCountBefore = soldOutFromView(adminB);
-    HttpJson.Reply last = Buyers.create(seller, "x04-view-last", "sku-x04-view", 1);
+    HttpJson.Reply last = createAnswered(seller, "x04-view-last", "sku-x04-view", 1);
     long soldAt = System.currentTimeMillis();
     ev.equal(201, last.status(), "A sells the last unit");
     String orderId = last.text("order_id");
@@ -162,8 +168,9 @@ class X04TwoInstancesTest {
     long viewSaidSoldOutAfter = -1;
     int probe = 0;
     List<String> notSoldOut = new ArrayList<>();
-    while (System.currentTimeMillis() - soldAt < BOUND_MS + ALLOWANCE_MS + 2_000) {
+    while (System.currentTimeMillis() - soldAt < FOLLOW_DEADLINE_MS) {
       HttpJson.Reply r = Buyers.create(watcher, "x04-view-probe-" + probe++, "sku-x04-view", 1);
+      if (r.status() == 503) continue; // not answered (the engine or database busy): no view answer either
       if (r.status() != 409 || !"SOLD_OUT".equals(code(r))) notSoldOut.add(r.status() + " " + code(r));
       if (soldOutFromView(adminB) > viewCountBefore) {
         viewSaidSoldOutAfter = System.currentTimeMillis() - soldAt;
@@ -173,27 +180,87 @@ class X04TwoInstancesTest {
     }
     ev.check(notSoldOut.isEmpty(), "every probe on B after A sold the last unit got SOLD_OUT " + notSoldOut);
     ev.note("B's view answered SOLD_OUT " + viewSaidSoldOutAfter + " ms after A sold the last unit (bound " + BOUND_MS + " ms)");
-    ev.check(viewSaidSoldOutAfter >= 0 && viewSaidSoldOutAfter <= BOUND_MS + ALLOWANCE_MS,
-        "B's view says sold out within its bound (+" + ALLOWANCE_MS + " ms scheduling room)");
+    ev.check(viewSaidSoldOutAfter >= 0, "B's view learned the sale on A and answered SOLD_OUT itself");
 
     // the unit comes back on A: B must sell it within the bound
     ev.equal(200, Buyers.cancel(seller, orderId).status(), "A cancels: the unit comes back");
     stack.awaitTrue(() -> stack.sql.remaining("sku-x04-view") == 1, 10_000, "the unit never came back");
+    // A refusal answered at T comes from state learned at T - bound or later (a full read's start, or
+    // a notification); a probe sent more than the bound after the unit was back is answered later
+    // still, so its state already holds the unit: refusing it breaks the bound, however slow the machine
     long backAt = System.currentTimeMillis();
     long soldAgainAfter = -1;
-    while (System.currentTimeMillis() - backAt < BOUND_MS + ALLOWANCE_MS + 2_000) {
+    List<String> refusedPastBound = new ArrayList<>();
+    int refusedWithinBound = 0;
+    while (System.currentTimeMillis() - backAt < FOLLOW_DEADLINE_MS) {
+      long sentAfter = System.currentTimeMillis() - backAt;
       HttpJson.Reply r = Buyers.create(watcher, "x04-view-again-" + probe++, "sku-x04-view", 1);
       if (r.status() == 201) {
         soldAgainAfter = System.currentTimeMillis() - backAt;
         break;
       }
+      if (r.status() == 503) continue; // not answered: neither a sale nor a refusal
+      if (sentAfter > BOUND_MS) refusedPastBound.add("sent +" + sentAfter + " ms: " + r.status() + " " + code(r));
+      else refusedWithinBound++;
       Thread.sleep(50);
     }
-    ev.note("B sold the returned unit " + soldAgainAfter + " ms after it was back (bound " + BOUND_MS + " ms)");
-    ev.check(soldAgainAfter >= 0 && soldAgainAfter <= BOUND_MS + ALLOWANCE_MS,
-        "B never refuses a unit that is there for longer than its bound");
+    ev.note("B sold the returned unit " + soldAgainAfter + " ms after it was back (bound " + BOUND_MS + " ms); "
+        + refusedWithinBound + " probes sent within the bound were refused");
+    ev.check(soldAgainAfter >= 0, "B sold the returned unit");
+    ev.check(refusedPastBound.isEmpty(), "B refused no probe sent more than its bound (" + BOUND_MS
+        + " ms) after the unit was back " + refusedPastBound);
     ev.equal(0, stack.sql.remaining("sku-x04-view"), "the returned unit was sold once");
   }
+
+  /**
+   * B's worker polls the same task queue as A's: some workflow or activity task of this sale's
+   * orders was run by it, as the server recorded the worker's identity (the SDK's default, pid@host).
+   */
+  private void instanceBsWorkerRanTasks(long pidB) {
+    String prefixB = pidB + "@";
+    String prefixA = ProcessHandle.current().pid() + "@";
+    Map<String, Integer> tasksBy = new java.util.TreeMap<>();
+    for (String wf : stack.sql.column("SELECT workflow_id FROM orders WHERE sku LIKE 'sku-x04-%'")) {
+      for (var e : Histories.of(stack, wf)) {
+        String identity = switch (e.getEventType()) {
+          case EVENT_TYPE_WORKFLOW_TASK_COMPLETED -> "workflow task " + e.getWorkflowTaskCompletedEventAttributes().getIdentity();
+          case EVENT_TYPE_ACTIVITY_TASK_STARTED -> "activity task " + e.getActivityTaskStartedEventAttributes().getIdentity();
+          default -> null;
+        };
+        if (identity == null) continue;
+        String who = identity.contains(" " + prefixB) ? " by B" : identity.contains(" " + prefixA) ? " by A" : " by " + identity;
+        tasksBy.merge(identity.substring(0, identity.indexOf(" task") + 5) + who, 1, Integer::sum);
+      }
+    }
+    ev.note("tasks by worker (identity pid@host; A pid " + ProcessHandle.current().pid() + ", B pid " + pidB + ") " + tasksBy);
+    ev.check(tasksBy.entrySet().stream().anyMatch(t -> t.getKey().endsWith(" by B") && t.getValue() > 0),
+        "instance B's worker ran workflow or activity tasks of the sale");
+  }
+
+  /**
+   * A create answered by the service: a 503 (busy engine or database, Retry-After) is sent again
+   * with the same key, as the API asks; what is counted is the answer it ends with.
+   */
+  private static HttpJson.Reply createAnswered(HttpJson buyer, String key, String sku, int quantity) {
+    long deadline = System.currentTimeMillis() + 180_000;
+    while (true) {
+      HttpJson.Reply r = Buyers.create(buyer, key, sku, quantity);
+      if (r.status() != 503 || System.currentTimeMillis() > deadline) return r;
+      retried503.incrementAndGet();
+      try {
+        Thread.sleep(500);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return r;
+      }
+    }
+  }
+
+  private static boolean isCreateOrReplay(HttpJson.Reply r) {
+    return r.status() == 201 && "CREATED".equals(r.text("outcome")) || r.status() == 200 && "REPLAY".equals(r.text("outcome"));
+  }
+
+  private static final java.util.concurrent.atomic.AtomicInteger retried503 = new java.util.concurrent.atomic.AtomicInteger();
 
   /** The stable code of a refusal: {@code outcome} for business answers, {@code error} otherwise. */
   private static String code(HttpJson.Reply r) {
