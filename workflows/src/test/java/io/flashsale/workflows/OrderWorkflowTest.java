@@ -413,12 +413,10 @@ class OrderWorkflowTest {
     backend = harness.backend;
     backend.noticesApplyRules = true;
     OrderWorkflow wf = created();
-    io.temporal.client.WorkflowUpdateHandle<CommandResult> pay = client.newUntypedWorkflowStub(WF).startUpdate(
-        io.temporal.client.UpdateOptions.<CommandResult>newBuilder().setUpdateName("pay")
-            .setResultClass(CommandResult.class)
-            .setWaitForStage(io.temporal.client.WorkflowUpdateStage.ACCEPTED).build());
+    java.util.concurrent.CompletableFuture<CommandResult> pay = java.util.concurrent.CompletableFuture.supplyAsync(wf::pay);
+    waitFor(() -> events(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) == 1); // the charge's task
     env.sleep(OrderWorkflowImpl.CHARGE_START_BOUND.plusSeconds(1));
-    CommandResult r = pay.getResultAsync().get(20, TimeUnit.SECONDS);
+    CommandResult r = pay.get(20, TimeUnit.SECONDS);
     assertEquals(OrderStatus.FAILED, r.status(), "never started: definitely not charged");
     assertEquals(0, backend.count("charge"));
     assertEquals(List.of(OrderStatus.CREATED, OrderStatus.PAYING, OrderStatus.FAILED), backend.path());
