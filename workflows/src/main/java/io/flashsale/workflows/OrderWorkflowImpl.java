@@ -243,7 +243,8 @@ public class OrderWorkflowImpl implements OrderWorkflow {
           track(new Step("LOADED", step("load", db -> db.load(start.orderId())), List.of()));
           if (order.status() == OrderStatus.PAYING
               && Workflow.getVersion("resume-paying", Workflow.DEFAULT_VERSION, 1) == 1) {
-            // a repaired order: the run that made the charge is gone with its answer, so it is UNKNOWN
+            // an adopted order (repair, late notice, continue-as-new): the run that made the charge is
+            // gone with its answer, so it is UNKNOWN
             track(step("applyChannelAnswer", db -> db.applyChannelAnswer(order.orderId(),
                 ChannelAnswer.unknown("run lost"), "repair: charge answer lost")));
           }
