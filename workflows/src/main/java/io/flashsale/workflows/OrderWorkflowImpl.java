@@ -4,11 +4,14 @@ import io.flashsale.paymentchannel.ChannelResult;
 
 import io.temporal.activity.ActivityOptions;
 import io.temporal.activity.LocalActivityOptions;
+import io.temporal.api.enums.v1.RetryState;
+import io.temporal.api.enums.v1.TimeoutType;
 import io.temporal.common.RetryOptions;
 import io.temporal.common.SearchAttributeKey;
 import io.temporal.failure.ActivityFailure;
 import io.temporal.failure.ApplicationFailure;
 import io.temporal.failure.CanceledFailure;
+import io.temporal.failure.TimeoutFailure;
 import io.temporal.workflow.CancellationScope;
 import io.temporal.workflow.CompletablePromise;
 import io.temporal.workflow.Workflow;
@@ -20,6 +23,7 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 
@@ -50,6 +54,10 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   static final String V_DATA_ERROR = "data-error-attention";
   /** Database steps run as local activities when the run's settings ask for it. */
   static final String V_LOCAL_DB_STEPS = "local-database-steps";
+  /** A local database step gives up after LOCAL_DB_STEP_BOUND and goes on as an activity task. */
+  static final String V_LOCAL_DB_BOUND = "local-step-bound";
+  /** The charge must start within CHARGE_START_BOUND; one that never started fails the order. */
+  static final String V_CHARGE_START_BOUND = "charge-start-bound";
 
   private static final Logger log = Workflow.getLogger(OrderWorkflowImpl.class);
 
@@ -71,7 +79,33 @@ public class OrderWorkflowImpl implements OrderWorkflow {
           OrderActivities.class,
           ActivityOptions.newBuilder().setStartToCloseTimeout(DB_ACTIVITY_TIMEOUT).setRetryOptions(DB_RETRY).build());
 
-  /** The same steps as local activities: same timeout and retries, no round trip through the server. */
+  /**
+   * How long a local database step retries before it goes on as an activity task. While a local
+   * step runs past the workflow task timeout (10 s) the worker completes a workflow task every
+   * ~8 s to keep it, three events each; an activity task's retries add none. So an outage costs a
+   * run a bounded number of events, not ~22 a minute (docs/DESIGN.md §Workflow design). Above one
+   * full attempt (DB_ACTIVITY_TIMEOUT), so a slow but healthy step still finishes locally.
+   */
+  public static final Duration LOCAL_DB_STEP_BOUND = Duration.ofSeconds(20);
+
+  /**
+   * How long a charge may wait for an activity worker. Past it the charge never started: no
+   * request left, so the order is definitely not charged (the schedule-to-start timeout only
+   * fires for a task no worker took, and the charge has one attempt).
+   */
+  public static final Duration CHARGE_START_BOUND = Duration.ofSeconds(30);
+
+  /** The database steps as local activities, bounded (LOCAL_DB_STEP_BOUND), then as activity tasks. */
+  private final OrderActivities boundedLocalDb =
+      Workflow.newLocalActivityStub(
+          OrderActivities.class,
+          LocalActivityOptions.newBuilder()
+              .setStartToCloseTimeout(DB_ACTIVITY_TIMEOUT)
+              .setRetryOptions(DB_RETRY)
+              .setScheduleToCloseTimeout(LOCAL_DB_STEP_BOUND)
+              .build());
+
+  /** Runs started before `local-step-bound`: local steps that retry for up to a year. */
   private final OrderActivities localDb =
       Workflow.newLocalActivityStub(
           OrderActivities.class,
@@ -108,11 +142,50 @@ public class OrderWorkflowImpl implements OrderWorkflow {
                           .build())
                   .build()));
 
+  /** The charge of runs started since `charge-start-bound`: it must start within CHARGE_START_BOUND. */
+  private final ChannelActivities boundedCharge =
+      Workflow.newActivityStub(
+          ChannelActivities.class,
+          ActivityOptions.newBuilder()
+              .setScheduleToStartTimeout(CHARGE_START_BOUND)
+              .setStartToCloseTimeout(Duration.ofSeconds(10))
+              .setRetryOptions(RetryOptions.newBuilder().setMaximumAttempts(1).build())
+              .build());
+
+  /** What a charge that never started is: no request left, so nothing can land (rule 3's CLOSED). */
+  static final ChannelAnswer CHARGE_NEVER_STARTED = new ChannelAnswer(ChannelResult.CLOSED, null, "never started");
+
   /** Where this run's database steps execute; decided by the settings it started with. */
   private OrderActivities db() {
     boolean local = settings != null && settings.localDatabaseSteps()
         && Workflow.getVersion(V_LOCAL_DB_STEPS, Workflow.DEFAULT_VERSION, 1) == 1;
-    return local ? localDb : taskDb;
+    if (!local) return taskDb;
+    return Workflow.getVersion(V_LOCAL_DB_BOUND, Workflow.DEFAULT_VERSION, 1) == 1 ? boundedLocalDb : localDb;
+  }
+
+  /**
+   * One database call. A bounded local step that ran out of time (the database is down or slow)
+   * is called again as an activity task, whose retries the server keeps without history events;
+   * every step is idempotent, so an attempt that did commit is answered again.
+   */
+  private <T> T dbCall(String what, Function<OrderActivities, T> call) {
+    OrderActivities stub = db();
+    try {
+      return call.apply(stub);
+    } catch (ActivityFailure e) {
+      // out of time: the retries stopped at the bound (RETRY_STATE_TIMEOUT, the last attempt's error
+      // as cause) or an attempt was cut off by it
+      boolean outOfTime = e.getRetryState() == RetryState.RETRY_STATE_TIMEOUT || e.getCause() instanceof TimeoutFailure;
+      if (stub != boundedLocalDb || !outOfTime) throw e;
+      log.warn("order {} {}: local step ran out after {}, going on as an activity task",
+          orderIdForLogs(), what, LOCAL_DB_STEP_BOUND);
+      return call.apply(taskDb);
+    }
+  }
+
+  private String orderIdForLogs() {
+    return order != null ? order.orderId() : start != null && start.orderId() != null ? start.orderId()
+        : Workflow.getInfo().getWorkflowId();
   }
 
   private final WorkflowLock lock = Workflow.newWorkflowLock();
@@ -151,6 +224,9 @@ public class OrderWorkflowImpl implements OrderWorkflow {
    */
   @WorkflowInit
   public OrderWorkflowImpl(OrderStart start) {
+    // handlers of the run's first task run before run(): a pay or cancel for a run that loads an
+    // order must already see that it waits for the load (awaitLoaded), not find no order at all
+    this.start = start;
     this.settings = start.settings() == null ? OrderSettings.defaults() : start.settings();
   }
 
@@ -164,11 +240,12 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       if (start.orderId() != null) {
         lock.lock();
         try {
-          track(new Step("LOADED", step("load", () -> db().load(start.orderId())), List.of()));
+          track(new Step("LOADED", step("load", db -> db.load(start.orderId())), List.of()));
           if (order.status() == OrderStatus.PAYING
               && Workflow.getVersion("resume-paying", Workflow.DEFAULT_VERSION, 1) == 1) {
-            // a repaired order: the run that made the charge is gone with its answer, so it is UNKNOWN
-            track(step("applyChannelAnswer", () -> db().applyChannelAnswer(order.orderId(),
+            // an adopted order (repair, late notice, continue-as-new): the run that made the charge is
+            // gone with its answer, so it is UNKNOWN
+            track(step("applyChannelAnswer", db -> db.applyChannelAnswer(order.orderId(),
                 ChannelAnswer.unknown("run lost"), "repair: charge answer lost")));
           }
         } finally {
@@ -243,7 +320,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
         case PAID, FAILED, CANCELLED, REFUNDED -> awaitLateNotices();
         case CREATED, PAYING, UNKNOWN -> {
           if (status == OrderStatus.CREATED && cancelRequested) {
-            locked(() -> step("cancel", () -> db().cancel(order.orderId(), "workflow cancelled")));
+            locked(() -> step("cancel", db -> db.cancel(order.orderId(), "workflow cancelled")));
           } else if (!awaitChangeOrDeadline(status)) {
             onDeadline();
           }
@@ -297,7 +374,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     long now = Workflow.currentTimeMillis();
     if (!reservationExpired && now >= expiryAt) {
       reservationExpired = true;
-      locked(() -> step("expireReservation", () -> db().expireReservation(order.orderId())));
+      locked(() -> step("expireReservation", db -> db.expireReservation(order.orderId())));
     }
     if (order.status() == OrderStatus.UNKNOWN && now >= queryAt) {
       converge();
@@ -318,9 +395,9 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     if (orderId == null) return; // this run created no order
     lock.lock();
     try {
-      track(new Step("LOADED", step("load", () -> db().load(orderId)), List.of()));
+      track(new Step("LOADED", step("load", db -> db.load(orderId)), List.of()));
       if (order.status() == OrderStatus.PAYING) {
-        track(step("applyChannelAnswer", () -> db().applyChannelAnswer(orderId,
+        track(step("applyChannelAnswer", db -> db.applyChannelAnswer(orderId,
             ChannelAnswer.unknown("run cancelled"), "cancel: charge answer lost")));
       }
     } finally {
@@ -337,7 +414,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     lock.lock();
     try {
       boolean alreadyCreated = order != null;
-      CreateResult r = db().reserve(request, Workflow.getInfo().getWorkflowId());
+      CreateResult r = dbCall("reserve", db -> db.reserve(request, Workflow.getInfo().getWorkflowId()));
       if (alreadyCreated && CreateOutcome.CREATED.equals(r.outcome())) {
         r = new CreateResult(CreateOutcome.REPLAY, r.order(), List.of());
       }
@@ -366,13 +443,14 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     command = Command.PAY;
     lock.lock();
     try {
-      track(step("beginPay", () -> db().beginPay(order.orderId())));
+      track(step("beginPay", db -> db.beginPay(order.orderId())));
       if (order.status() != OrderStatus.PAYING) {
         return rejected(); // a notice or the expiry got there first
       }
       ChannelAnswer answer = charge();
-      track(step("applyChannelAnswer", () -> db().applyChannelAnswer(order.orderId(), answer,
-          answer.definite() ? "charge reply" : "charge " + answer.detail())));
+      String cause = answer == CHARGE_NEVER_STARTED ? "charge never started"
+          : answer.definite() ? "charge reply" : "charge " + answer.detail();
+      track(step("applyChannelAnswer", db -> db.applyChannelAnswer(order.orderId(), answer, cause)));
       log.info("order {} pay {} -> {}", order.orderId(), answer.result(), order.status());
       return new CommandResult(null, order.status(), order.version());
     } finally {
@@ -412,7 +490,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     command = Command.CANCEL;
     lock.lock();
     try {
-      track(step("cancel", () -> db().cancel(order.orderId(), "cancel")));
+      track(step("cancel", db -> db.cancel(order.orderId(), "cancel")));
       // CANCELLED here is this command's doing, also when a retried activity answered REPLAY_CANCEL
       return order.status() == OrderStatus.CANCELLED
           ? new CommandResult(CommandOutcome.CANCELLED, order.status(), order.version())
@@ -482,7 +560,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
         signalArrivals++;
         String ref = Workflow.getInfo().getRunId() + "/" + signalArrivals;
         Notice unrecorded = n;
-        n = step("recordSignalArrival", () -> db().recordSignalArrival(order.orderId(), unrecorded, ref));
+        n = step("recordSignalArrival", db -> db.recordSignalArrival(order.orderId(), unrecorded, ref));
         if (n.rejection() != null) {
           lastEffect = "REJECTED";
           log.warn("order {} signal rejected: {}", order.orderId(), n.rejection());
@@ -490,7 +568,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
         }
       }
       Notice arrival = n;
-      locked(() -> step("applyNotice", () -> db().applyNotice(order.orderId(), arrival)));
+      locked(() -> step("applyNotice", db -> db.applyNotice(order.orderId(), arrival)));
     } catch (CanceledFailure cancelled) {
       notices.addFirst(received);
       throw cancelled;
@@ -507,9 +585,16 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   }
 
   private ChannelAnswer charge() {
+    boolean bounded = Workflow.getVersion(V_CHARGE_START_BOUND, Workflow.DEFAULT_VERSION, 1) == 1;
     try {
-      return channel.charge(order.orderId(), order.amount());
+      return (bounded ? boundedCharge : channel).charge(order.orderId(), order.amount());
     } catch (ActivityFailure e) {
+      if (bounded && e.getCause() instanceof TimeoutFailure t
+          && t.getTimeoutType() == TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START) {
+        // no activity worker took it within the bound: the request never left
+        log.warn("order {} charge never started within {}: not charged", order.orderId(), CHARGE_START_BOUND);
+        return CHARGE_NEVER_STARTED;
+      }
       // the worker died or the activity timed out: the charge may have happened
       return ChannelAnswer.unknown("activity failure");
     }
@@ -529,7 +614,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       if (answer.definite()) {
         ChannelAnswer definite = answer;
         String by = cause;
-        track(step("applyChannelAnswer", () -> db().applyChannelAnswer(order.orderId(), definite, by)));
+        track(step("applyChannelAnswer", db -> db.applyChannelAnswer(order.orderId(), definite, by)));
       }
     } finally {
       lock.unlock();
@@ -545,7 +630,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     try {
       if (order.status() != OrderStatus.REFUNDING) return;
       channel.refund(order.orderId(), order.amount());
-      track(step("completeRefund", () -> db().completeRefund(order.orderId(), "refund reply")));
+      track(step("completeRefund", db -> db.completeRefund(order.orderId(), "refund reply")));
       refundRounds = 0;
       return;
     } catch (ActivityFailure e) {
@@ -626,12 +711,12 @@ public class OrderWorkflowImpl implements OrderWorkflow {
    * no retry fixes leaves the order where it is (never FAILED: the channel may have charged),
    * flags it for an operator and is tried again slowly, so a repaired row lets it go on.
    */
-  private <T> T step(String what, Supplier<T> call) {
+  private <T> T step(String what, Function<OrderActivities, T> call) {
     long waitMillis = 60_000;
     boolean flagged = false;
     while (true) {
       try {
-        T result = call.get();
+        T result = dbCall(what, call);
         if (flagged) clearAttention(); // only the step that raised the flag clears it
         return result;
       } catch (ActivityFailure e) {

@@ -46,6 +46,8 @@ final class FakeOrderBackend {
   final AtomicInteger refundFailures = new AtomicInteger();
   /** beginPay fails with a transient (retryable) error this many times. */
   final AtomicInteger transientErrors = new AtomicInteger();
+  /** beginPay fails with a transient error until this wall-clock time: a database outage. */
+  volatile long beginPayDownUntilMillis;
   final ConcurrentLinkedQueue<String> log = new ConcurrentLinkedQueue<>();
 
   private static void pass(java.util.concurrent.CountDownLatch gate) {
@@ -129,7 +131,8 @@ final class FakeOrderBackend {
     @Override
     public Step beginPay(String orderId) {
       note("beginPay");
-      if (transientErrors.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+      if (transientErrors.getAndUpdate(n -> Math.max(0, n - 1)) > 0
+          || System.currentTimeMillis() < beginPayDownUntilMillis) {
         throw new IllegalStateException("connection lost (08006)");
       }
       synchronized (FakeOrderBackend.this) {

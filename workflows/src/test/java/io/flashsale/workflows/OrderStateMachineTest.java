@@ -208,6 +208,49 @@ class OrderStateMachineTest {
     assertEquals(1, backend.count("charge"), "converged by query, never charged again");
   }
 
+  /** The order is left PAYING by a run that is gone, its charge answered (CHARGED) into nothing. */
+  private void orphanPayingOrder() {
+    backend.chargeGate = new CountDownLatch(1);
+    created();
+    startPay();
+    waitFor(() -> backend.count("charge") == 1);
+    harness.client.newUntypedWorkflowStub(WF).terminate("worker lost");
+    backend.chargeGate.countDown();
+    waitFor(() -> backend.row().status() == PAYING);
+  }
+
+  @Test
+  void aLateNoticeRunThatFindsItsOrderPayingMakesItUnknownAndConvergesItByQuery() {
+    orphanPayingOrder();
+    // signal-with-start (Orders.notify): a notice for the order, which the rules ignore (a DECLINED
+    // for another charge attempt would be applied; this one only wakes the run)
+    OrderWorkflow wf = harness.client.newWorkflowStub(OrderWorkflow.class,
+        io.temporal.client.WorkflowOptions.newBuilder().setWorkflowId(WF).setTaskQueue(WorkflowIds.TASK_QUEUE).build());
+    io.temporal.client.BatchRequest batch = harness.client.newSignalWithStartRequest();
+    batch.add(wf::run, new OrderStart("t1", "user-1", "k1", "ord-0001", SETTINGS));
+    batch.add(wf::paymentNotification, new Notice(1, "ntf-1", "REFUNDED", 1990, "txn-1"));
+    harness.client.signalWithStart(batch);
+    waitFor(() -> backend.row().status() == PAID);
+    assertPath(CREATED, PAYING, UNKNOWN, PAID);
+    assertEquals("query", causeOf(PAID));
+    assertEquals(1, backend.count("charge"), "converged by query, never charged again");
+    assertEquals(0, harness.events(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED));
+  }
+
+  @Test
+  void aContinuedRunThatFindsItsOrderPayingMakesItUnknownAndConvergesItByQuery() {
+    // continue-as-new waits for every handler, so a pay in flight is never carried; what can be
+    // carried is a PAYING row whose answer is gone, and the new run treats it as any adopter does
+    orphanPayingOrder();
+    harness.startRun(new OrderStart("t1", "user-1", "k1", "ord-0001", SETTINGS, -1L, List.of(),
+        List.of("-> CREATED", "CREATED -> PAYING")));
+    waitFor(() -> backend.row().status() == PAID);
+    assertPath(CREATED, PAYING, UNKNOWN, PAID);
+    assertEquals("query", causeOf(PAID));
+    assertEquals(1, backend.count("charge"), "converged by query, never charged again");
+    assertEquals(0, harness.events(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED));
+  }
+
   // ---- cancel ----
 
   @Test

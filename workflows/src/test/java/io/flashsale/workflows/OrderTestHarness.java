@@ -13,6 +13,7 @@ import io.temporal.client.WorkflowClient;
 import io.temporal.client.WorkflowOptions;
 import io.temporal.testing.TestWorkflowEnvironment;
 import io.temporal.worker.Worker;
+import io.temporal.worker.WorkerOptions;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 
@@ -29,14 +30,27 @@ final class OrderTestHarness implements AutoCloseable {
   final FakeOrderBackend backend = new FakeOrderBackend();
 
   OrderTestHarness() {
+    this(true);
+  }
+
+  /**
+   * activityWorker false: the worker runs workflows and local database steps but polls no activity
+   * tasks, so the channel's activities find no worker.
+   */
+  OrderTestHarness(boolean activityWorker) {
     env = TestWorkflowEnvironment.newInstance();
     backend.engineClock = env::currentTimeMillis;
     for (String name : List.of("OrderId", "OrderStatus", "Sku", "Tenant", "OrderAttention")) {
       env.registerSearchAttribute(name, IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD);
     }
-    Worker worker = env.newWorker(WorkflowIds.TASK_QUEUE);
+    Worker worker = env.newWorker(WorkflowIds.TASK_QUEUE,
+        WorkerOptions.newBuilder().setLocalActivityWorkerOnly(!activityWorker).build());
     worker.registerWorkflowImplementationTypes(OrderWorkflowImpl.class);
-    worker.registerActivitiesImplementations(backend.db, backend.channel);
+    if (activityWorker) {
+      worker.registerActivitiesImplementations(backend.db, backend.channel);
+    } else {
+      worker.registerActivitiesImplementations(backend.db);
+    }
     env.start();
     client = env.getWorkflowClient();
   }

@@ -349,6 +349,113 @@ class OrderWorkflowTest {
     java.nio.file.Files.writeString(dir.resolve("wf-refund-second-round.json"), client.fetchHistory(WF).toJson(true));
   }
 
+  // ---- handlers in a run's first workflow task ----
+
+  /** The starts of a run that loads an order: late notice, orphan repair, continue-as-new. */
+  private static OrderStart loadingStart(String path) {
+    return switch (path) {
+      case "late-notice" -> new OrderStart("t1", "user-1", "k1", "ord-0001", SETTINGS);
+      case "repair" -> new OrderStart("t1", "user-1", "k1", "ord-0001", SETTINGS, 0L, null, null);
+      case "continue-as-new" -> new OrderStart("t1", "user-1", "k1", "ord-0001", SETTINGS, 0L,
+          List.of(new Notice(9, "ntf-9", "DECLINED", 1990, "txn-9")), List.of("-> CREATED"));
+      default -> throw new IllegalArgumentException(path);
+    };
+  }
+
+  /**
+   * A CREATED order whose run is gone gets a run started with the command (update-with-start), so
+   * the command's handler runs in the run's first workflow task, before run(). Returns its answer;
+   * fails if any workflow task failed.
+   */
+  private CommandResult commandInFirstTask(String path, String command) throws Exception {
+    created();
+    client.newUntypedWorkflowStub(WF).terminate("run lost");
+    OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, io.temporal.client.WorkflowOptions.newBuilder()
+        .setWorkflowId(WF).setTaskQueue(WorkflowIds.TASK_QUEUE)
+        .setWorkflowIdConflictPolicy(io.temporal.api.enums.v1.WorkflowIdConflictPolicy.WORKFLOW_ID_CONFLICT_POLICY_FAIL)
+        .build());
+    io.temporal.client.WithStartWorkflowOperation<Void> start =
+        new io.temporal.client.WithStartWorkflowOperation<>(wf::run, loadingStart(path));
+    io.temporal.client.UpdateOptions<CommandResult> options = io.temporal.client.UpdateOptions.<CommandResult>newBuilder()
+        .setWaitForStage(io.temporal.client.WorkflowUpdateStage.COMPLETED).build();
+    java.util.concurrent.CompletableFuture<CommandResult> answer = java.util.concurrent.CompletableFuture.supplyAsync(
+        () -> command.equals("pay") ? WorkflowClient.executeUpdateWithStart(wf::pay, options, start)
+            : WorkflowClient.executeUpdateWithStart(wf::cancel, options, start));
+    waitFor(() -> answer.isDone() || events(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED) > 0);
+    List<String> failures = history().stream().filter(e -> e.getEventType() == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED)
+        .map(e -> e.getWorkflowTaskFailedEventAttributes().getFailure().getMessage()).toList();
+    assertEquals(List.of(), failures, path + ": no workflow task failed");
+    return answer.get(20, TimeUnit.SECONDS);
+  }
+
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"late-notice", "repair", "continue-as-new"})
+  void aPayInTheFirstTaskOfALoadingRunWaitsForTheLoadAndPays(String path) throws Exception {
+    CommandResult r = commandInFirstTask(path, "pay");
+    assertEquals(new CommandResult(null, OrderStatus.PAID, 3), r);
+    assertEquals(OrderStatus.PAID, backend.row().status());
+    assertEquals(1, backend.count("charge"));
+  }
+
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"late-notice", "repair", "continue-as-new"})
+  void aCancelInTheFirstTaskOfALoadingRunWaitsForTheLoadAndCancels(String path) throws Exception {
+    CommandResult r = commandInFirstTask(path, "cancel");
+    assertEquals(CommandOutcome.CANCELLED, r.outcome());
+    assertEquals(OrderStatus.CANCELLED, backend.row().status());
+  }
+
+  @Test
+  void aNoticeInTheFirstTaskOfALateNoticeRunIsApplied() {
+    created();
+    client.newUntypedWorkflowStub(WF).terminate("run lost");
+    OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, io.temporal.client.WorkflowOptions.newBuilder()
+        .setWorkflowId(WF).setTaskQueue(WorkflowIds.TASK_QUEUE).build());
+    io.temporal.client.BatchRequest batch = client.newSignalWithStartRequest();
+    batch.add(wf::run, loadingStart("late-notice"));
+    batch.add(wf::paymentNotification, new Notice(5, "ntf-5", "CHARGED", 1990, "txn-5"));
+    client.signalWithStart(batch);
+    waitFor(() -> backend.count("applyNotice CHARGED ntf-5") == 1);
+    assertEquals(0, events(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED));
+  }
+
+  // ---- no worker, no database ----
+
+  @Test
+  void aChargeNoWorkerStartsIsNotChargedTheOrderFailsAndALaterChargeIsRefunded() throws Exception {
+    harness.close();
+    harness = new OrderTestHarness(false); // no activity worker: the charge's task is never taken
+    env = harness.env;
+    client = harness.client;
+    backend = harness.backend;
+    backend.noticesApplyRules = true;
+    OrderWorkflow wf = created();
+    java.util.concurrent.CompletableFuture<CommandResult> pay = java.util.concurrent.CompletableFuture.supplyAsync(wf::pay);
+    waitFor(() -> events(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) == 1); // the charge's task
+    env.sleep(OrderWorkflowImpl.CHARGE_START_BOUND.plusSeconds(1));
+    CommandResult r = pay.get(20, TimeUnit.SECONDS);
+    assertEquals(OrderStatus.FAILED, r.status(), "never started: definitely not charged");
+    assertEquals(0, backend.count("charge"));
+    assertEquals(List.of(OrderStatus.CREATED, OrderStatus.PAYING, OrderStatus.FAILED), backend.path());
+    assertEquals("charge never started", backend.committed.get(2).cause());
+    // should the channel charge anyway (it cannot: no request left), rule 5 still holds
+    wf.paymentNotification(new Notice(3, "ntf-3", "CHARGED", 1990, "txn-3"));
+    waitFor(() -> backend.row().status() == OrderStatus.REFUNDING);
+    assertEquals(0, events(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED));
+  }
+
+  @Test
+  void aLocalStepThatOutlastsItsBoundGoesOnAsAnActivityTask() {
+    OrderWorkflow wf = created();
+    long outage = OrderWorkflowImpl.LOCAL_DB_STEP_BOUND.toMillis() + 3_000;
+    backend.beginPayDownUntilMillis = System.currentTimeMillis() + outage;
+    assertEquals(OrderStatus.PAID, wf.pay().status());
+    assertEquals(List.of("BeginPay", "Charge"), scheduledActivityTypes(), "beginPay went on as an activity task");
+    long heartbeats = events(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
+    System.out.println("workflow tasks completed across a " + outage + " ms outage of beginPay: " + heartbeats);
+    assertEquals(0, events(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED));
+  }
+
   private String attention() {
     var info = harness.describe();
     var payload = info.getSearchAttributes().getIndexedFieldsMap().get("OrderAttention");

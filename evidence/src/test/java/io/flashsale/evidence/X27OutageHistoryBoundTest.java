@@ -1,0 +1,100 @@
+package io.flashsale.evidence;
+
+import io.flashsale.launcher.cli.HttpJson;
+import io.flashsale.workflows.OrderWorkflowImpl;
+import io.temporal.api.history.v1.HistoryEvent;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * X-27: a database outage of minutes, default settings, does not grow an order's history with its
+ * length. One order's charge reply and another's reservation expiry come while the service's
+ * database refuses connections for 150 s. A local database step gives up after
+ * LOCAL_DB_STEP_BOUND (20 s) and goes on as an activity task, whose retries the server keeps
+ * without events; before, the step retried locally and the worker completed a workflow task every
+ * ~8 s to keep it (3 events each, ~22 a minute). The bound per order over the outage, derived:
+ * two stuck steps at most (the one holding the lock, and the expiry), each ≤ 3 keeping tasks × 3
+ * events + its marker + the activity task's scheduling and a workflow task (≤ 16), plus the expiry
+ * timer firing and its workflow task (4), plus the pay update's acceptance (≤ 4): 40, whatever the
+ * outage's length. Afterwards every order converges. Dev server only: real history lengths.
+ */
+@Tag("dev-server-only")
+class X27OutageHistoryBoundTest {
+  @RegisterExtension static final Stack stack = new Stack().with("channel.timeoutMs", 5_000);
+  @RegisterExtension static final Evidence ev = new Evidence("X-27",
+      "a database outage of minutes adds a bounded number of events per order; every order converges");
+
+  private static final String SKU = "sku-x26";
+  private static final long OUTAGE_MS = 150_000;
+  /** Events one order may gain during the outage, however long it lasts (derived above). */
+  private static final int EVENTS_BOUND = 40;
+
+  private static Connection admin() throws Exception {
+    String url = stack.wiring.jdbcUrl().replaceFirst("/postgres(\\?|$)", "/template1$1");
+    return DriverManager.getConnection(url, "postgres", "");
+  }
+
+  private static long eventMillis(HistoryEvent e) {
+    return e.getEventTime().getSeconds() * 1_000 + e.getEventTime().getNanos() / 1_000_000;
+  }
+
+  private static String workflowId(String orderId) {
+    return stack.sql.text("SELECT workflow_id FROM orders WHERE order_id = ?", orderId);
+  }
+
+  @Test
+  void anOutageOfMinutesAddsABoundedNumberOfEventsPerOrder() throws Exception {
+    ev.check(stack.devServer(), "runs on the dev server");
+    ev.check(OrderWorkflowImpl.LOCAL_DB_STEP_BOUND.toMillis() * 3 < OUTAGE_MS,
+        "the outage outlasts a local step's bound several times (" + OrderWorkflowImpl.LOCAL_DB_STEP_BOUND + ")");
+    stack.sku(SKU, 5, 3);
+    HttpJson buyer = stack.api.login("t1", "user-2601");
+    String paying = Buyers.create(buyer, "x26-pay", SKU, 1).text("order_id");
+    Buyers.fault(stack.channel, paying, Map.of("reply_delay_ms", 2_000));
+    String expiring = Buyers.create(buyer, "x26-expire", SKU, 1).text("order_id");
+    CompletableFuture<HttpJson.Reply> pay = CompletableFuture.supplyAsync(() -> Buyers.pay(buyer, paying));
+    stack.awaitTrue(() -> Buyers.chargeRequests(stack.channel, paying) == 1, 10_000, "no charge request");
+    long down;
+    long up;
+    try (Connection c = admin(); Statement s = c.createStatement()) {
+      s.execute("ALTER DATABASE postgres ALLOW_CONNECTIONS false");
+      s.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'postgres'"
+          + " AND pid <> pg_backend_pid()");
+      down = System.currentTimeMillis();
+      ev.note("the service's database refuses connections from now on for " + OUTAGE_MS + " ms: " + paying
+          + "'s charge reply and " + expiring + "'s reservation expiry (TTL 60 s) come in the outage");
+      Thread.sleep(OUTAGE_MS);
+      s.execute("ALTER DATABASE postgres ALLOW_CONNECTIONS true");
+      up = System.currentTimeMillis();
+    }
+    ev.note("database back after " + (up - down) + " ms; the pay request answered " + pay.get().status());
+
+    stack.awaitStatus(paying, "PAID", 120_000);
+    stack.awaitStatus(expiring, "CANCELLED", 120_000);
+    ev.note("timeline " + paying + ": " + stack.sql.timeline(paying));
+    ev.note("timeline " + expiring + ": " + stack.sql.timeline(expiring));
+    ev.check(stack.sql.timeline(paying).endsWith("[PAYING->PAID v3 charge reply]"),
+        paying + ": the charge reply was applied after the outage: PAID");
+    ev.check(stack.sql.timeline(expiring).contains("CREATED->CANCELLED"), expiring + ": expired after the outage: CANCELLED");
+
+    for (String id : List.of(paying, expiring)) {
+      List<HistoryEvent> events = Histories.of(stack, workflowId(id));
+      long during = events.stream().filter(e -> eventMillis(e) >= down && eventMillis(e) <= up).count();
+      long scheduled = Histories.count(events, io.temporal.api.enums.v1.EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED);
+      ev.note(id + ": " + during + " events during the outage, " + events.size() + " in all, "
+          + scheduled + " activity tasks scheduled");
+      ev.check(during <= EVENTS_BOUND, id + ": at most " + EVENTS_BOUND + " events during a " + OUTAGE_MS / 1000
+          + " s outage (" + during + "; keeping a local step alive would have cost ~22 a minute)");
+    }
+    ev.equal(1, Buyers.chargeRequests(stack.channel, paying), "one charge at the channel");
+    stack.awaitNothingPending(30_000);
+    stack.checkReconcileClean(ev, "reconcile clean");
+  }
+}
