@@ -46,6 +46,11 @@ final class FakeOrderBackend {
   final AtomicInteger refundFailures = new AtomicInteger();
   /** beginPay fails with a transient (retryable) error this many times. */
   final AtomicInteger transientErrors = new AtomicInteger();
+  /** The first reserve commits its row, then takes this long to answer: a commit whose answer comes too late. */
+  volatile long reserveAnswersAfterMillis;
+  /** After that commit, reserve's local attempts fail with a transient error for this long (the activity task's do not). */
+  volatile long reserveDownAfterCommitMillis;
+  private volatile long reserveDownUntilMillis;
   /** beginPay fails with a transient error until this wall-clock time: a database outage. */
   volatile long beginPayDownUntilMillis;
   final ConcurrentLinkedQueue<String> log = new ConcurrentLinkedQueue<>();
@@ -112,14 +117,32 @@ final class FakeOrderBackend {
     @Override
     public CreateResult reserve(CreateOrder request, String workflowId) {
       note("reserve");
+      Transition created;
       synchronized (FakeOrderBackend.this) {
-        if (row != null) return new CreateResult(CreateOutcome.REPLAY, row, List.of());
+        if (Activity.getExecutionContext().getInfo().isLocal() && System.currentTimeMillis() < reserveDownUntilMillis) {
+          throw new IllegalStateException("connection lost (08006)");
+        }
+        // as OrderActivitiesImpl.reserve: an existing row is the caller's own earlier commit only on a retry
+        if (row != null) {
+          boolean ownRetry = Activity.getExecutionContext().getInfo().getAttempt() > 1 && row.version() == 1;
+          return new CreateResult(ownRetry ? CreateOutcome.CREATED : CreateOutcome.REPLAY, row, List.of());
+        }
         row = new OrderView("ord-0001", request.tenant(), request.subject(), request.sku(), request.quantity(), 1990,
             OrderStatus.CREATED, 1, "ord-0001/r1");
-        Transition created = new Transition(null, OrderStatus.CREATED, 1, "create");
+        created = new Transition(null, OrderStatus.CREATED, 1, "create");
         committed.add(created);
-        return new CreateResult(CreateOutcome.CREATED, row, List.of(created));
       }
+      long late = reserveAnswersAfterMillis;
+      reserveAnswersAfterMillis = 0;
+      if (late > 0) {
+        reserveDownUntilMillis = System.currentTimeMillis() + reserveDownAfterCommitMillis;
+        try {
+          Thread.sleep(late);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+      return new CreateResult(CreateOutcome.CREATED, row(), List.of(created));
     }
 
     @Override

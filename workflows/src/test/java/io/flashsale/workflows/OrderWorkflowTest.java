@@ -456,6 +456,19 @@ class OrderWorkflowTest {
     assertEquals(0, events(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED));
   }
 
+  @Test
+  void aCreateWhoseLocalStepCommittedButRanOutIsStillCreated() {
+    // the first local attempt commits and answers too late (past its start-to-close), the local
+    // retries fail until the bound runs out: the activity task that follows finds the row at its
+    // attempt 1, and this run made it, so the buyer's first call is still CREATED
+    backend.reserveAnswersAfterMillis = OrderWorkflowImpl.DB_ACTIVITY_TIMEOUT.toMillis() + 1_000;
+    backend.reserveDownAfterCommitMillis = 120_000;
+    OrderWorkflow wf = created();
+    assertEquals(List.of("Reserve"), scheduledActivityTypes(), "reserve went on as an activity task");
+    assertEquals(1, backend.committed.size(), "one order row");
+    assertEquals(0, events(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED));
+  }
+
   private String attention() {
     var info = harness.describe();
     var payload = info.getSearchAttributes().getIndexedFieldsMap().get("OrderAttention");
