@@ -41,7 +41,7 @@ class X04TwoInstancesTest {
   private static final long FOLLOW_DEADLINE_MS = 60_000;
 
   @RegisterExtension static final Stack stack = new Stack();
-  @RegisterExtension static final Evidence ev = new Evidence("X-04", "two instances: exact stock, one workflow per key, views within their bound");
+  @RegisterExtension static final Evidence ev = new Evidence("X-04", "two instances: exact stock, one workflow per key, both workers ran tasks, each view follows the other");
 
   @Test
   void twoInstancesShareOneSale() throws Exception {
@@ -162,7 +162,7 @@ class X04TwoInstancesTest {
     long viewCountBefore = soldOutFromView(adminB);
     HttpJson.Reply last = createAnswered(seller, "x04-view-last", "sku-x04-view", 1);
     long soldAt = System.currentTimeMillis();
-    ev.equal(201, last.status(), "A sells the last unit");
+    ev.check(isCreateOrReplay(last), "A sells the last unit (201, or 200 REPLAY when a 503 had made it): " + last.status());
     String orderId = last.text("order_id");
 
     long viewSaidSoldOutAfter = -1;
@@ -199,7 +199,15 @@ class X04TwoInstancesTest {
         soldAgainAfter = System.currentTimeMillis() - backAt;
         break;
       }
-      if (r.status() == 503) continue; // not answered: neither a sale nor a refusal
+      if (r.status() == 503) {
+        // not answered, but its workflow may have taken the unit after the API's deadline
+        if (stack.sql.remaining("sku-x04-view") == 0) {
+          soldAgainAfter = System.currentTimeMillis() - backAt;
+          ev.note("the returned unit was taken by a probe answered 503 (" + code(r) + ")");
+          break;
+        }
+        continue;
+      }
       if (sentAfter > BOUND_MS) refusedPastBound.add("sent +" + sentAfter + " ms: " + r.status() + " " + code(r));
       else refusedWithinBound++;
       Thread.sleep(50);

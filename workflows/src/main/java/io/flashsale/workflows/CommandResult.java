@@ -27,7 +27,11 @@ public record CommandResult(CommandOutcome outcome, OrderStatus status, int vers
   public static CommandResult refusedBy(Throwable failure) {
     for (Throwable t = failure; t != null; t = t.getCause()) {
       if (t instanceof ApplicationFailure af && ANSWERED_BY_VALIDATOR.equals(af.getType()) && af.getDetails().getSize() > 0) {
-        return af.getDetails().get(0, CommandResult.class);
+        try {
+          return af.getDetails().get(0, CommandResult.class);
+        } catch (RuntimeException unreadable) {
+          // details from another version of this record: the message says the same
+        }
       }
       String message = t instanceof ApplicationFailure af ? af.getOriginalMessage() : t.getMessage();
       if (message == null || !message.startsWith(ANSWERED_BY_VALIDATOR + " ")) continue;

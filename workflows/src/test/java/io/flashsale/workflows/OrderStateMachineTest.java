@@ -473,8 +473,21 @@ class OrderStateMachineTest {
         .orElseThrow(() -> new AssertionError("never " + to + ": " + backend.path()));
   }
 
+  /**
+   * The workflow's own clock at the create: the start of the workflow task that ran the reserve.
+   * The deadline is counted from there, and a local reserve runs a little later inside that task
+   * (on a loaded machine, tens of ms), so its own time would make the wait look short.
+   */
   private long createdAt() {
-    return backend.scheduledTimes("reserve").get(0);
+    List<HistoryEvent> events = harness.client.fetchHistory(WF).getHistory().getEventsList();
+    long reserveAt = backend.scheduledTimes("reserve").get(0);
+    long taskStartedAt = -1;
+    for (HistoryEvent e : events) {
+      long at = e.getEventTime().getSeconds() * 1_000 + e.getEventTime().getNanos() / 1_000_000;
+      if (at > reserveAt) break;
+      if (e.getEventType() == EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED) taskStartedAt = at;
+    }
+    return taskStartedAt >= 0 ? taskStartedAt : reserveAt;
   }
 
   private long expiredAt() {
