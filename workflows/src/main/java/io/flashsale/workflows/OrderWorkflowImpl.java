@@ -179,7 +179,6 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       if (stub != boundedLocalDb || !outOfTime) throw e;
       log.warn("order {} {}: local step ran out after {}, going on as an activity task",
           orderIdForLogs(), what, LOCAL_DB_STEP_BOUND);
-      localStepRanOut = true;
       return call.apply(taskDb);
     }
   }
@@ -195,8 +194,6 @@ public class OrderWorkflowImpl implements OrderWorkflow {
 
   private OrderStart start;
   private OrderView order;
-  /** Set when the last dbCall's bounded local step ran out and it went on as an activity task. */
-  private boolean localStepRanOut;
   private boolean createSettled;
   /** The buyer's command that was accepted; a second command is rejected at once. */
   private enum Command { PAY, CANCEL }
@@ -417,12 +414,12 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     lock.lock();
     try {
       boolean alreadyCreated = order != null;
-      localStepRanOut = false;
       CreateResult r = dbCall("reserve", db -> db.reserve(request, Workflow.getInfo().getWorkflowId()));
-      if (!alreadyCreated && localStepRanOut && CreateOutcome.REPLAY.equals(r.outcome())
-          && r.order() != null && r.order().version() == 1) {
-        // the local attempt that ran out had committed this run's order (the workflow id is the
-        // key's scope, and the lock keeps every other create of it out): still the creating call
+      if (!alreadyCreated && CreateOutcome.REPLAY.equals(r.outcome()) && r.order() != null && r.order().version() == 1) {
+        // an earlier attempt of this run's reserve committed and its answer was lost: a local step
+        // that ran out and went on as an activity task, or one run again after a worker crash, is
+        // at its attempt 1 again. The workflow id is the key's scope and the lock keeps every other
+        // create of it out, so the row is this run's: still the creating call
         r = new CreateResult(CreateOutcome.CREATED, r.order(), r.transitions());
       }
       if (alreadyCreated && CreateOutcome.CREATED.equals(r.outcome())) {
