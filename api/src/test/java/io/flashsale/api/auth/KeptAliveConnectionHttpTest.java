@@ -48,7 +48,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * the body limit): each answer belongs to its request, whatever the request before it was.
  * A token that differs from an earlier one on the connection only in the case of a letter is read
  * as sent; a request refused before its body was read (401, 403, 413) does not cost the client its
- * answer nor the next request, whether the body came with the headers, after them or chunked.
+ * answer nor the next request, whether the body came with the headers, after them, chunked, or
+ * after a 100 Continue; a body sent too slowly is given up and the connection closed.
  */
 @ExtendWith(DropwizardExtensionsSupport.class)
 class KeptAliveConnectionHttpTest {
