@@ -13,6 +13,7 @@ import jakarta.ws.rs.core.Response;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.time.Duration;
 
 /**
  * Request bodies past {@code maxBodyBytes} are refused with 413 BODY_TOO_LARGE before anything
@@ -25,10 +26,11 @@ import java.io.InputStream;
  * connection stays in step and open. Otherwise the container closes it the moment more of that body
  * arrives, with a reset, and a client still sending its body loses the answer (the JDK client
  * reports {@code http1_0 content, bytes received: n}: it had the whole answer, but not its end).
- * Reading the rest waits for the sender as an accepted request's resource would; a stalled sender
- * is cut by the connector's idle timeout. A body past that limit, or one the client holds back
- * with {@code Expect: 100-continue}, is not read: the answer says {@code Connection: close}
- * (docs/DESIGN.md §API, "Requests on a kept-alive connection").
+ * Reading the rest is bounded by time too ({@link #DRAIN_TIME}), so a sender trickling its body
+ * cannot hold a request thread past it. A body past either bound, or one the client still holds
+ * back with {@code Expect: 100-continue} (nothing read yet, so no 100 Continue was sent), is not
+ * read: the answer says {@code Connection: close} (docs/DESIGN.md §API, "Requests on a kept-alive
+ * connection").
  */
 @PreMatching
 @Priority(Priorities.AUTHENTICATION - 100)
@@ -37,6 +39,8 @@ public final class BodyLimit implements ContainerRequestFilter, ContainerRespons
   private static final String STREAM = BodyLimit.class.getName() + ".stream";
   /** How much of a refused request's body is read and dropped to keep its connection. */
   public static final long DRAIN_LIMIT = 1024 * 1024;
+  /** How long reading and dropping a refused request's body may take before the connection is given up. */
+  public static final Duration DRAIN_TIME = Duration.ofSeconds(3);
 
   private final long maxBytes;
 
@@ -61,9 +65,10 @@ public final class BodyLimit implements ContainerRequestFilter, ContainerRespons
     // an accepted request's resource read its body; a refusal may not have
     if (response.getStatus() < 400) return;
     if (!(request.getProperty(STREAM) instanceof Counting body) || !body.hasBody() || body.fullyRead()) return;
-    // a client waiting for 100 Continue has sent nothing of the body; asking for it would be reading it
-    boolean expectsContinue = request.getHeaderString("Expect") != null;
-    if (expectsContinue || !body.drain(DRAIN_LIMIT)) response.getHeaders().putSingle("Connection", "close");
+    // the container sends 100 Continue on the first read; before it the client holds its body
+    // back, and asking for it now would be reading it. After it, the client is sending: drain.
+    boolean stillHeldBack = request.getHeaderString("Expect") != null && !body.readStarted();
+    if (stillHeldBack || !body.drain(DRAIN_LIMIT, DRAIN_TIME)) response.getHeaders().putSingle("Connection", "close");
   }
 
   private static long declaredLength(String length) {
@@ -96,6 +101,7 @@ public final class BodyLimit implements ContainerRequestFilter, ContainerRespons
     private final boolean chunked;
     private long count;
     private boolean ended;
+    private boolean readStarted;
 
     Counting(InputStream in, long max, long declared, boolean chunked) {
       super(in);
@@ -108,8 +114,14 @@ public final class BodyLimit implements ContainerRequestFilter, ContainerRespons
       return declared > 0 || chunked;
     }
 
+    /** Something asked for the body: the container has let a client waiting for 100 Continue send it. */
+    boolean readStarted() {
+      return readStarted;
+    }
+
     @Override
     public int read() throws IOException {
+      readStarted = true;
       int b = super.read();
       if (b >= 0) add(1);
       else ended = true;
@@ -118,6 +130,7 @@ public final class BodyLimit implements ContainerRequestFilter, ContainerRespons
 
     @Override
     public int read(byte[] buf, int off, int len) throws IOException {
+      readStarted = true;
       int n = super.read(buf, off, len);
       if (n > 0) add(n);
       else if (n < 0) ended = true;
@@ -131,15 +144,17 @@ public final class BodyLimit implements ContainerRequestFilter, ContainerRespons
 
     /**
      * Reads and drops the rest of the body, past the count limit (no 413 any more: the answer is
-     * decided), until {@code limit} bytes of it have been seen; true when nothing of it is left on
-     * the connection.
+     * decided), until {@code limit} bytes of it have been seen or {@code time} has passed; true
+     * when nothing of it is left on the connection. The time is checked between reads: a read
+     * begun before it ends may still wait up to the connector's idle timeout.
      */
-    boolean drain(long limit) {
+    boolean drain(long limit, Duration time) {
       if (declared > limit) return false;
+      long deadline = System.nanoTime() + time.toNanos();
       byte[] buf = new byte[8192];
       try {
         while (!fullyRead()) {
-          if (count >= limit) return false;
+          if (count >= limit || System.nanoTime() - deadline > 0) return false;
           int n = in.read(buf, 0, (int) Math.min(buf.length, limit - count));
           if (n < 0) ended = true;
           else count += n;
@@ -159,6 +174,7 @@ public final class BodyLimit implements ContainerRequestFilter, ContainerRespons
 
     @Override
     public long skip(long n) throws IOException {
+      readStarted = true;
       long skipped = super.skip(n);
       if (skipped > 0) add(skipped);
       return skipped;

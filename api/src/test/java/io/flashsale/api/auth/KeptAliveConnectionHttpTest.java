@@ -48,7 +48,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * the body limit): each answer belongs to its request, whatever the request before it was.
  * A token that differs from an earlier one on the connection only in the case of a letter is read
  * as sent; a request refused before its body was read (401, 403, 413) does not cost the client its
- * answer nor the next request, whether the body came with the headers, after them or chunked.
+ * answer nor the next request, whether the body came with the headers, after them, chunked, or
+ * after a 100 Continue; a body sent too slowly is given up and the connection closed.
  */
 @ExtendWith(DropwizardExtensionsSupport.class)
 class KeptAliveConnectionHttpTest {
@@ -196,6 +197,102 @@ class KeptAliveConnectionHttpTest {
   }
 
   @Test
+  void a413MidStreamAfter100ContinueReadsTheRestAndKeepsTheConnection() throws Exception {
+    // the client waits for 100 Continue, then streams a chunked body past the limit: it is sending
+    // when the 413 is decided, so the rest is read and the connection serves the next request
+    try (Socket s = new Socket("127.0.0.1", APP.getLocalPort())) {
+      s.setSoTimeout(20_000);
+      OutputStream out = s.getOutputStream();
+      InputStream in = s.getInputStream();
+      out.write(("POST /mine HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer "
+          + TOKENS.issue("t1", "user-5") + "\r\nExpect: 100-continue\r\nTransfer-Encoding: chunked\r\n\r\n")
+          .getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      String interim = readHead(in);
+      assertTrue(interim.startsWith("HTTP/1.1 100"), interim);
+      String body = json(3 * LIMIT);
+      for (int sent = 0; sent < body.length(); sent += 1000) {
+        Thread.sleep(5);
+        String piece = body.substring(sent, Math.min(body.length(), sent + 1000));
+        out.write((Integer.toHexString(piece.length()) + "\r\n" + piece + "\r\n").getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+      }
+      out.write(("0\r\n\r\nGET /mine HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + TOKENS.issue("t1", "user-5")
+          + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      String reply = interim + new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
+      assertEquals(List.of("HTTP/1.1 100 Continue", "HTTP/1.1 413 Payload Too Large", "HTTP/1.1 200 OK"),
+          statusLines(reply), reply);
+      assertTrue(reply.contains("\"subject\":\"user-5\""), reply);
+    }
+  }
+
+  @Test
+  void aMalformedBodyAfter100ContinueReadsTheRestAndKeepsTheConnection() throws Exception {
+    // the JSON parser fails early in a declared body the client sends after 100 Continue
+    try (Socket s = new Socket("127.0.0.1", APP.getLocalPort())) {
+      s.setSoTimeout(20_000);
+      OutputStream out = s.getOutputStream();
+      InputStream in = s.getInputStream();
+      String body = "{" + "x".repeat(LIMIT - 2);
+      out.write(("POST /mine HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nAuthorization: Bearer "
+          + TOKENS.issue("t1", "user-6") + "\r\nExpect: 100-continue\r\nContent-Length: " + body.length() + "\r\n\r\n")
+          .getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      String interim = readHead(in);
+      assertTrue(interim.startsWith("HTTP/1.1 100"), interim);
+      for (int sent = 0; sent < body.length(); sent += 1000) {
+        Thread.sleep(5);
+        out.write(body.substring(sent, Math.min(body.length(), sent + 1000)).getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+      }
+      out.write(("GET /mine HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + TOKENS.issue("t1", "user-6")
+          + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      String reply = interim + new String(in.readAllBytes(), StandardCharsets.ISO_8859_1);
+      assertEquals(List.of("HTTP/1.1 100 Continue", "HTTP/1.1 400 Bad Request", "HTTP/1.1 200 OK"),
+          statusLines(reply), reply);
+      assertTrue(reply.contains("\"subject\":\"user-6\""), reply);
+    }
+  }
+
+  @Test
+  void aRefusalGivesUpASlowBodyAndClosesTheConnection() throws Exception {
+    // a 401 whose body trickles in a byte at a time, far slower than DRAIN_TIME allows for: the
+    // drain gives up, the answer says close and the server ends the connection while the client
+    // would still be sending for many times DRAIN_TIME (how long the drain took is printed only)
+    int size = 2000;
+    long trickle = 20; // ms per byte: 40 s for the body, against a DRAIN_TIME of seconds
+    try (Socket s = new Socket("127.0.0.1", APP.getLocalPort())) {
+      s.setSoTimeout(20_000);
+      OutputStream out = s.getOutputStream();
+      InputStream in = s.getInputStream();
+      out.write(("POST /mine HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nCookie: "
+          + SessionAuthFilter.COOKIE + "=forged\r\nContent-Length: " + size + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      long start = System.nanoTime();
+      int sent = 0;
+      for (; sent < size && in.available() == 0; sent++) {
+        out.write('x');
+        out.flush();
+        Thread.sleep(trickle);
+      }
+      System.out.println("slow body: answer after " + (System.nanoTime() - start) / 1_000_000 + " ms, "
+          + sent + " of " + size + " bytes sent");
+      assertTrue(sent < size, "the whole slow body was read before the answer");
+      String head = readHead(in);
+      assertTrue(head.startsWith("HTTP/1.1 401"), head);
+      assertTrue(head.toLowerCase(Locale.ROOT).contains("connection: close"), head);
+      // the server ends the connection: end of stream (or a reset), not a read timeout
+      try {
+        in.readAllBytes();
+      } catch (java.net.SocketException reset) {
+        System.out.println("slow body: connection ended with " + reset);
+      }
+    }
+  }
+
+  @Test
   void everyAnswerOnOneClientBelongsToItsRequest() throws Exception {
     // one JDK client (its connections kept alive), refusals before the body mixed with accepted
     // requests: bodies declared or chunked, small to over the limit, forged tokens one case away
@@ -241,6 +338,17 @@ class KeptAliveConnectionHttpTest {
   private static HttpRequest.Builder post(String path, HttpRequest.BodyPublisher body) {
     return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + APP.getLocalPort() + path))
         .header("Content-Type", "application/json").timeout(java.time.Duration.ofSeconds(30)).POST(body);
+  }
+
+  /** Reads one answer's head, up to and with its blank line, byte by byte so nothing after it is taken. */
+  private static String readHead(InputStream in) throws java.io.IOException {
+    StringBuilder head = new StringBuilder();
+    while (!head.toString().endsWith("\r\n\r\n")) {
+      int b = in.read();
+      if (b < 0) break;
+      head.append((char) b);
+    }
+    return head.toString();
   }
 
   private static String exchange(String requests) throws Exception {
