@@ -39,6 +39,8 @@ public final class SupervisedPostgres implements AutoCloseable {
   private static final Duration START_DEADLINE = Duration.ofSeconds(90);
   /** More restarts than this within {@link #RESTART_WINDOW} is a crash loop: give up, the health check says so. */
   private static final int MAX_RESTARTS = 5;
+  /** How long one {@code pg_ctl start} waits for the server to accept connections (its -t). */
+  private static final int START_WAIT_SECONDS = 60;
   private static final Duration RESTART_WINDOW = Duration.ofMinutes(10);
 
   /** The line a scratch stack prints: what it gives up for speed. */
@@ -61,6 +63,10 @@ public final class SupervisedPostgres implements AutoCloseable {
       byte[] raw = Files.readAllBytes(Path.of("/proc", String.valueOf(pid), "cmdline"));
       List<String> argv = Arrays.asList(new String(raw, StandardCharsets.UTF_8).split("\0"));
       int d = argv.indexOf("-D");
+      // a stale pid file may name a pid reused by another process: only a postmaster of this directory counts
+      if (d < 0 || d + 1 >= argv.size() || !Files.isSameFile(Path.of(argv.get(d + 1)), dataDir)) {
+        throw new IOException("pid " + pid + " is not a postmaster of " + dataDir);
+      }
       List<String> options = d >= 0 ? argv.subList(Math.min(d + 2, argv.size()), argv.size()) : argv.subList(1, argv.size());
       return new Postmaster(pid, startedAt(h), Path.of(argv.get(0)).getParent(), List.copyOf(options));
     }
@@ -107,8 +113,10 @@ public final class SupervisedPostgres implements AutoCloseable {
   private volatile Instant downSince;
   private volatile boolean gaveUp;
   private volatile int restarts;
+  private final int startWaitSeconds;
 
-  private SupervisedPostgres(EmbeddedPostgres postgres, Settings settings, Postmaster running) {
+  private SupervisedPostgres(EmbeddedPostgres postgres, Settings settings, Postmaster running, int startWaitSeconds) {
+    this.startWaitSeconds = startWaitSeconds;
     this.postgres = postgres;
     this.dataDir = settings.dataDir();
     this.restartLog = dataDir.resolveSibling(dataDir.getFileName() + "-restarted.log");
@@ -139,6 +147,11 @@ public final class SupervisedPostgres implements AutoCloseable {
   }
 
   public static SupervisedPostgres start(Settings settings) throws IOException {
+    return start(settings, START_WAIT_SECONDS);
+  }
+
+  /** With the wait of each restart's {@code pg_ctl start}: a test gives 0 to have pg_ctl give up on a server that comes up. */
+  static SupervisedPostgres start(Settings settings, int startWaitSeconds) throws IOException {
     Files.createDirectories(settings.dataDir());
     // no shutdown hook of its own: it must stop after the service drained, not beside it
     EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder().setDataDirectory(settings.dataDir().toFile())
@@ -147,7 +160,8 @@ public final class SupervisedPostgres implements AutoCloseable {
     if (settings.port() > 0) builder.setPort(settings.port());
     EmbeddedPostgres postgres = builder.start();
     try {
-      SupervisedPostgres pg = new SupervisedPostgres(postgres, settings, Postmaster.read(settings.dataDir()));
+      SupervisedPostgres pg = new SupervisedPostgres(postgres, settings, Postmaster.read(settings.dataDir()),
+          startWaitSeconds);
       log.info("embedded PostgreSQL pid {} on port {} (data dir {}, {}, {})", pg.running.pid(), postgres.getPort(),
           settings.dataDir(), settings.durable() ? "durable: fsync on" : "scratch: fsync off",
           settings.supervised() ? "restarted if it dies" : "not supervised");
@@ -176,11 +190,11 @@ public final class SupervisedPostgres implements AutoCloseable {
 
   /** The postmaster's pid while it runs (the one in postmaster.pid). */
   public long pid() {
-    return running.pid();
+    return current().pid();
   }
 
   public State state() {
-    Postmaster p = running;
+    Postmaster p = current();
     Instant down = downSince;
     return new State(down == null && p.alive(), p.pid(), postgres.getPort(), down, restarts, gaveUp, supervised);
   }
@@ -209,12 +223,47 @@ public final class SupervisedPostgres implements AutoCloseable {
     };
   }
 
+  /**
+   * The tracked postmaster, or the live one postmaster.pid names once the tracked one died: a
+   * postmaster started by a {@code pg_ctl start} that gave up waiting for its crash recovery, or by
+   * an operator (unsupervised, X-01 and X-05 start it themselves). Not synchronized: the health
+   * check must answer while a restart holds the lock; both writers store a live postmaster.
+   */
+  private Postmaster current() {
+    Postmaster p = running;
+    if (p.alive()) return p;
+    Optional<Postmaster> live = liveInPidFile(p);
+    if (live.isEmpty()) return p;
+    if (running == p) running = live.get();
+    return live.get();
+  }
+
+  /** The postmaster postmaster.pid names, if it runs (not a zombie) and is not the dead one. */
+  private Optional<Postmaster> liveInPidFile(Postmaster dead) {
+    try {
+      Optional<Long> pid = pidInFile(dataDir);
+      if (pid.isEmpty() || pid.get() == dead.pid() || !running(pid.get())) return Optional.empty();
+      Postmaster found = Postmaster.read(dataDir);
+      return found.pid() == pid.get() && found.alive() ? Optional.of(found) : Optional.empty();
+    } catch (IOException | RuntimeException gone) {
+      return Optional.empty(); // it exited, or the file changed while read: the next look sees it
+    }
+  }
+
   /** One poll of the watcher: a dead postmaster is started again, unless the service stops. */
   private synchronized void check() {
     try {
       if (stopping || gaveUp) return;
-      Postmaster p = running;
-      if (p.alive()) return;
+      Postmaster p = current();
+      if (p.alive()) {
+        if (downSince != null) {
+          log.warn("embedded PostgreSQL runs again: postmaster pid {} on port {}, {} ms after the last one died"
+              + " (found in postmaster.pid)", p.pid(), postgres.getPort(),
+              Duration.between(downSince, Instant.now()).toMillis());
+          downSince = null;
+        }
+        return;
+      }
       if (downSince == null) downSince = Instant.now();
       log.error("embedded PostgreSQL's postmaster pid {} died while the service runs; starting it again on port {}"
           + " (data dir {})", p.pid(), postgres.getPort(), dataDir);
@@ -254,7 +303,7 @@ public final class SupervisedPostgres implements AutoCloseable {
    * off: the bench measures what durability costs. The service sees a short outage.
    */
   public synchronized void restartWith(boolean durable) throws IOException {
-    Postmaster p = running;
+    Postmaster p = current();
     pgCtl(p.bin(), List.of("stop", "-m", "fast", "-w", "-t", "60"), Duration.ofSeconds(70));
     List<String> options = withSettings(p.options(), serverConfig(durable));
     running = startAgain(p, options);
@@ -292,11 +341,20 @@ public final class SupervisedPostgres implements AutoCloseable {
     int attempts = 0;
     while (true) {
       if (stopping) throw new IOException("the service is stopping");
+      // an earlier attempt whose pg_ctl gave up waiting (a long crash recovery), or an operator, may have
+      // started one: every further pg_ctl start would fail on its lock file
+      Optional<Postmaster> live = liveInPidFile(dead);
+      if (live.isPresent()) {
+        log.info("embedded PostgreSQL postmaster pid {} is coming up (found in postmaster.pid, attempt {})",
+            live.get().pid(), attempts);
+        return live.get();
+      }
       attempts++;
-      List<String> args = List.of("-l", restartLog.toString(), "-w", "-t", "60", "-o", String.join(" ", options),
-          "start");
+      List<String> args = List.of("-l", restartLog.toString(), "-w", "-t", String.valueOf(startWaitSeconds), "-o",
+          shellWords(options), "start");
       long logBefore = Files.exists(restartLog) ? Files.size(restartLog) : 0;
-      String failure = pgCtl(dead.bin(), args, Duration.ofSeconds(70)) == 0 ? null : lastOutput(logBefore);
+      String failure = pgCtl(dead.bin(), args, Duration.ofSeconds(startWaitSeconds + 10L)) == 0 ? null
+          : lastOutput(logBefore);
       if (failure == null) {
         Postmaster next = Postmaster.read(dataDir);
         if (next.pid() != dead.pid()) {
@@ -318,6 +376,16 @@ public final class SupervisedPostgres implements AutoCloseable {
         throw new IOException("interrupted while restarting PostgreSQL", e);
       }
     }
+  }
+
+  /**
+   * pg_ctl's -o is put into a {@code /bin/sh} command line as it is: each option single-quoted, so a
+   * value with spaces or quotes stays one argument of the postmaster.
+   */
+  static String shellWords(List<String> options) {
+    List<String> quoted = new ArrayList<>();
+    for (String o : options) quoted.add("'" + o.replace("'", "'\\''") + "'");
+    return String.join(" ", quoted);
   }
 
   private Path pgCtlOutput() {
