@@ -414,8 +414,12 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     lock.lock();
     try {
       boolean alreadyCreated = order != null;
+      // a run started with an order id (continue-as-new, repair, a late notice) did not make it,
+      // even when this create comes before the run has loaded it
+      boolean freshRun = start == null || start.orderId() == null;
       CreateResult r = dbCall("reserve", db -> db.reserve(request, Workflow.getInfo().getWorkflowId()));
-      if (!alreadyCreated && CreateOutcome.REPLAY.equals(r.outcome()) && r.order() != null && r.order().version() == 1) {
+      if (freshRun && !alreadyCreated && CreateOutcome.REPLAY.equals(r.outcome()) && r.order() != null
+          && r.order().version() == 1) {
         // an earlier attempt of this run's reserve committed and its answer was lost: a local step
         // that ran out and went on as an activity task, or one run again after a worker crash, is
         // at its attempt 1 again. The workflow id is the key's scope and the lock keeps every other

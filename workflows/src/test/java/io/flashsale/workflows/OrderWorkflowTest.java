@@ -390,6 +390,26 @@ class OrderWorkflowTest {
 
   @org.junit.jupiter.params.ParameterizedTest
   @org.junit.jupiter.params.provider.ValueSource(strings = {"late-notice", "repair", "continue-as-new"})
+  void aCreateInTheFirstTaskOfALoadingRunIsAReplay(String path) throws Exception {
+    // the run did not make the order: a retried create that reaches it before its load is a replay
+    created();
+    client.newUntypedWorkflowStub(WF).terminate("run lost");
+    OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, io.temporal.client.WorkflowOptions.newBuilder()
+        .setWorkflowId(WF).setTaskQueue(WorkflowIds.TASK_QUEUE)
+        .setWorkflowIdConflictPolicy(io.temporal.api.enums.v1.WorkflowIdConflictPolicy.WORKFLOW_ID_CONFLICT_POLICY_FAIL)
+        .build());
+    CreateResult r = WorkflowClient.executeUpdateWithStart(wf::create,
+        new CreateOrder("t1", "user-1", "k1", "sku-1", 1, null),
+        io.temporal.client.UpdateOptions.<CreateResult>newBuilder()
+            .setWaitForStage(io.temporal.client.WorkflowUpdateStage.COMPLETED).build(),
+        new io.temporal.client.WithStartWorkflowOperation<>(wf::run, loadingStart(path)));
+    assertEquals(CreateOutcome.REPLAY, r.outcome(), path);
+    assertEquals(1, backend.committed.size(), "one order row");
+    assertEquals(0, events(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED));
+  }
+
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"late-notice", "repair", "continue-as-new"})
   void aPayInTheFirstTaskOfALoadingRunWaitsForTheLoadAndPays(String path) throws Exception {
     CommandResult r = commandInFirstTask(path, "pay");
     assertEquals(new CommandResult(null, OrderStatus.PAID, 3), r);

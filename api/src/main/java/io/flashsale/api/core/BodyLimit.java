@@ -26,8 +26,8 @@ import java.time.Duration;
  * connection stays in step and open. Otherwise the container closes it the moment more of that body
  * arrives, with a reset, and a client still sending its body loses the answer (the JDK client
  * reports {@code http1_0 content, bytes received: n}: it had the whole answer, but not its end).
- * Reading the rest is bounded by time too ({@link #DRAIN_TIME}), so a sender trickling its body
- * cannot hold a request thread past it. A body past either bound, or one the client still holds
+ * Reading the rest is bounded by time too ({@link #DRAIN_TIME}, checked between reads), so a sender
+ * trickling its body holds a request thread for that long plus at most one read's idle timeout. A body past either bound, or one the client still holds
  * back with {@code Expect: 100-continue} (nothing read yet, so no 100 Continue was sent), is not
  * read: the answer says {@code Connection: close} (docs/DESIGN.md §API, "Requests on a kept-alive
  * connection").
