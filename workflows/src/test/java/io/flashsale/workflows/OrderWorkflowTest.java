@@ -274,9 +274,14 @@ class OrderWorkflowTest {
 
   @Test
   void aNoticeInFlightAtACancelIsAppliedBeforeTheRunEnds() {
+    backend.noticesApplyRules = true;
     noticeInFlightAtACancel(SETTINGS);
-    // a local step is not interrupted by the cancel: it finishes and its result counts
-    assertEquals(1, backend.count("applyNotice"), "applied once, in place");
+    // a local step is not interrupted by the cancel: it finishes and its result counts. How often
+    // it was called depends on the machine (a held attempt that outlasts its start-to-close is
+    // tried again, and that try finds it applied): printed; the effect is asserted
+    System.out.println("applyNotice calls for one notice in flight at a cancel: " + backend.count("applyNotice"));
+    assertEquals(1, backend.committed.stream().filter(t -> t.cause().equals("callback ntf-7")).count(),
+        "applied once, before the run ended: " + backend.committed);
   }
 
   @Test
