@@ -50,15 +50,7 @@ class AuthAndBodyLimitHttpTest {
   public static final class TestApp extends Application<Configuration> {
     @Override
     public void run(Configuration cfg, Environment env) {
-      env.jersey().register(new AuthDynamicFeature(new SessionAuthFilter.Builder(TOKENS)
-          .setAuthenticator(TOKENS::verify).setPrefix("Bearer").setUnauthorizedHandler(new JsonUnauthorizedHandler())
-          .buildAuthFilter()));
-      env.jersey().register(new AuthValueFactoryProvider.Binder<>(Caller.class));
-      env.jersey().register(new BodyLimit(LIMIT));
-      env.jersey().register(new ErrorMappers.MalformedJson());
-      env.jersey().register(new ErrorMappers.WebErrors());
-      env.jersey().register(new ErrorMappers.Unexpected());
-      env.jersey().register(new Echo());
+      AuthAndLimitWiring.register(env, TOKENS, LIMIT, new Echo());
     }
   }
 

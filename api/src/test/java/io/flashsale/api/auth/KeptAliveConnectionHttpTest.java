@@ -61,15 +61,7 @@ class KeptAliveConnectionHttpTest {
     public void run(Configuration cfg, Environment env) {
       ExactHeaders.install(env);
       env.jersey().property(ServerProperties.OUTBOUND_CONTENT_LENGTH_BUFFER, 0);
-      env.jersey().register(new AuthDynamicFeature(new SessionAuthFilter.Builder(TOKENS)
-          .setAuthenticator(TOKENS::verify).setPrefix("Bearer").setUnauthorizedHandler(new JsonUnauthorizedHandler())
-          .buildAuthFilter()));
-      env.jersey().register(new AuthValueFactoryProvider.Binder<>(Caller.class));
-      env.jersey().register(new BodyLimit(LIMIT));
-      env.jersey().register(new ErrorMappers.MalformedJson());
-      env.jersey().register(new ErrorMappers.WebErrors());
-      env.jersey().register(new ErrorMappers.Unexpected());
-      env.jersey().register(new Mine());
+      AuthAndLimitWiring.register(env, TOKENS, LIMIT, new Mine());
     }
   }
 
