@@ -382,7 +382,7 @@ public final class SupervisedPostgres implements AutoCloseable {
    * pg_ctl's -o is put into a {@code /bin/sh} command line as it is: each option single-quoted, so a
    * value with spaces or quotes stays one argument of the postmaster.
    */
-  static String shellWords(List<String> options) {
+  public static String shellWords(List<String> options) {
     List<String> quoted = new ArrayList<>();
     for (String o : options) quoted.add("'" + o.replace("'", "'\\''") + "'");
     return String.join(" ", quoted);
