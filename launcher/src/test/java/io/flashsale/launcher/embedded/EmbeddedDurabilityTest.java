@@ -75,8 +75,10 @@ class EmbeddedDurabilityTest {
         Validators.newValidator(), Jackson.newObjectMapper(), "dw")
         .build(bootstrap.getConfigurationSourceProvider(), "embedded.yml");
     cfg.dataDir = data.toString();
-    cfg.temporal.embeddedPort = freePort();
-    cfg.channel.embeddedPort = freePort();
+    cfg.temporal.embeddedPort = freePortBelowEphemeralRange();
+    // 0: the stub binds whatever port is free at its start, so no JDBC connection opened while
+    // PostgreSQL starts (an ephemeral source port) can take the port chosen for it beforehand.
+    cfg.channel.embeddedPort = 0;
     return cfg;
   }
 
@@ -88,9 +90,16 @@ class EmbeddedDurabilityTest {
     }
   }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getByName("127.0.0.1"))) {
-      return s.getLocalPort();
+  /** Below Linux's ephemeral range (32768+): no outgoing connection can take it before the bind. */
+  private static int freePortBelowEphemeralRange() throws IOException {
+    java.util.concurrent.ThreadLocalRandom rnd = java.util.concurrent.ThreadLocalRandom.current();
+    for (int attempt = 0; attempt < 200; attempt++) {
+      try (ServerSocket s = new ServerSocket(rnd.nextInt(20_000, 32_000), 1, InetAddress.getByName("127.0.0.1"))) {
+        return s.getLocalPort();
+      } catch (IOException busy) {
+        // try another
+      }
     }
+    throw new IOException("no free port below the ephemeral range");
   }
 }
