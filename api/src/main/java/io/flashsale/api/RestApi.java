@@ -19,6 +19,7 @@ import io.flashsale.api.observe.OrderMdc;
 import io.flashsale.api.resources.CallbackResource;
 import io.flashsale.api.resources.OpenApiResource;
 import io.flashsale.api.resources.OrderEventsResource;
+import io.flashsale.api.resources.CreateAdmission;
 import io.flashsale.api.resources.OrderResource;
 import io.flashsale.api.resources.SessionResource;
 import io.flashsale.api.tasks.ReconcileTask;
@@ -49,7 +50,8 @@ import org.glassfish.jersey.server.ServerProperties;
 public final class RestApi {
 
   /** The API's limits and switches (config keys of the same names). */
-  public record Settings(long maxBodyBytes, int maxCreatesInFlight, int maxExports, int maxEventStreams,
+  public record Settings(long maxBodyBytes, int maxCreatesInFlight, int minCreatesInFlight, long createLatencyBudgetMs,
+      int maxExports, int maxEventStreams,
       long maxEventStreamMs, long eventStreamHeartbeatMs, String callbackSecret, boolean devLogin,
       Boolean secureCookie) {}
 
@@ -87,8 +89,8 @@ public final class RestApi {
     env.jersey().register(new ErrorMappers.Unexpected());
 
     if (s.devLogin()) env.jersey().register(new SessionResource(d.tokens(), principals, s.secureCookie()));
-    OrderResource orderResource = new OrderResource(d.orders(), queries, skus, d.stockView(), s.maxCreatesInFlight(),
-        s.maxExports());
+    OrderResource orderResource = new OrderResource(d.orders(), queries, skus, d.stockView(),
+        new CreateAdmission(s.minCreatesInFlight(), s.maxCreatesInFlight(), s.createLatencyBudgetMs()), s.maxExports());
     env.jersey().register(orderResource);
     OrderEventsResource eventsResource = new OrderEventsResource(queries, principals, s.maxEventStreams(),
         s.maxEventStreamMs(), s.eventStreamHeartbeatMs());
@@ -107,6 +109,10 @@ public final class RestApi {
     env.metrics().register("flashsale.exports.open", (Gauge<Integer>) orderResource::openExports);
     env.metrics().register("flashsale.gate.soldOutFromView", orderResource.gateFromView());
     env.metrics().register("flashsale.gate.databaseReads", orderResource.gateFromDatabase());
+    env.metrics().register("flashsale.gate.overloaded", orderResource.overloaded());
+    env.metrics().register("flashsale.admission.bound", (com.codahale.metrics.Gauge<Integer>) orderResource.admission()::bound);
+    env.metrics().register("flashsale.admission.inFlight",
+        (com.codahale.metrics.Gauge<Integer>) orderResource.admission()::inFlight);
     if (d.stockView() != null) {
       StockView view = d.stockView();
       env.metrics().register("flashsale.stockView.ageMs", (Gauge<Long>) view::ageMillis);

@@ -234,7 +234,8 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
       });
     }
     RestApi.register(env,
-        new RestApi.Settings(cfg.maxBodyBytes, cfg.maxCreatesInFlight, cfg.maxExports, cfg.maxEventStreams,
+        new RestApi.Settings(cfg.maxBodyBytes, cfg.maxCreatesInFlight, cfg.minCreatesInFlight, cfg.createLatencyBudgetMs,
+            cfg.maxExports, cfg.maxEventStreams,
             cfg.maxEventStreamMs, cfg.eventStreamHeartbeatMs, cfg.channel.callbackSecret,
             cfg.auth.devLoginEnabled(cfg.embedded), cfg.auth.secureCookie),
         new RestApi.Services(db, orders, tokens, channel, temporal.service(), reconciler, audit, repair,

@@ -41,8 +41,16 @@ public class FlashsaleConfiguration extends Configuration {
   @Valid @NotNull @JsonProperty public OrderTimings orders = new OrderTimings();
   @Valid @NotNull @JsonProperty public SeedSettings seed = new SeedSettings();
   @Valid @NotNull @JsonProperty public StockViewSettings stockView = new StockViewSettings();
-  /** Creates in flight at once; past it POST /orders answers 503 OVERLOADED at once, with Retry-After. */
+  /** Creates in flight at once, at most; past the bound POST /orders answers 503 OVERLOADED at once, with Retry-After. */
   @Min(1) @JsonProperty public int maxCreatesInFlight = 256;
+  /**
+   * The admission bound is the engine's measured completion rate x this budget (Little's law: an
+   * admitted create then waits about the budget), within [minCreatesInFlight, maxCreatesInFlight];
+   * 0: maxCreatesInFlight alone (docs/DESIGN.md §Overload).
+   */
+  @Min(0) @JsonProperty public long createLatencyBudgetMs = 1_000;
+  /** The bound's floor: a quiet or cold service admits a burst of this many (the bench's 64 clients). */
+  @Min(1) @JsonProperty public int minCreatesInFlight = 64;
   /** CSV exports streaming at once (each holds a database connection); past it 503. */
   @Min(1) @JsonProperty public int maxExports = 4;
   /** Request bodies larger than this are refused with 413 BODY_TOO_LARGE before they are read. */

@@ -57,15 +57,21 @@ public final class TemporalRuntime implements Managed {
     }
     this.service = WorkflowServiceStubs.newServiceStubs(stubs.build());
     this.client = WorkflowClient.newInstance(service, WorkflowClientOptions.newBuilder().setNamespace(namespace).build());
-    WorkerFactoryOptions.Builder options = WorkerFactoryOptions.newBuilder()
-        .setWorkerInterceptors(new io.flashsale.api.observe.OrderMdc.WorkerInterceptor());
+    WorkerFactoryOptions options = cacheOptions(workflowCacheSize)
+        .setWorkerInterceptors(new io.flashsale.api.observe.OrderMdc.WorkerInterceptor()).build();
+    this.workers = WorkerFactory.newInstance(client, options);
+  }
+
+  /** The workers' sticky cache of {@code workflowCacheSize} runs (null: the SDK's) and the threads it needs. */
+  public static WorkerFactoryOptions.Builder cacheOptions(Integer workflowCacheSize) {
+    WorkerFactoryOptions.Builder options = WorkerFactoryOptions.newBuilder();
     if (workflowCacheSize != null) {
       options.setWorkflowCacheSize(workflowCacheSize);
       // a cached run keeps its workflow thread (plus one per running handler): too few threads
       // evict runs from the cache, and each evicted run replays its whole history on its next task
       options.setMaxWorkflowThreadCount(Math.max(600, 2 * workflowCacheSize));
     }
-    this.workers = WorkerFactory.newInstance(client, options.build());
+    return options;
   }
 
   private static io.grpc.netty.shaded.io.netty.handler.ssl.SslContext sslContext(FlashsaleConfiguration.TlsSettings tls) {

@@ -4,6 +4,7 @@ import io.flashsale.launcher.FlashsaleApplication;
 import io.flashsale.launcher.TemporalEngine;
 import io.flashsale.launcher.cli.HttpJson;
 import io.flashsale.tools.bench.CpuSplit;
+import io.flashsale.tools.bench.EngineCeiling;
 import io.flashsale.tools.bench.JfrSummary;
 import io.flashsale.tools.bench.LinePlot;
 import io.flashsale.tools.bench.Load;
@@ -41,7 +42,8 @@ final class Bench {
   /** What the bench runs, from the command line. */
   record Options(int runs, int buyers, int units, int concurrency, int jdbcPool, int orders, int stormOrders, int copies,
       int pgbenchSeconds, String loadHeap, boolean profile, Path outDir, String stamp, int sweepRequests,
-      int sweepSeconds, List<String> scenarios, boolean fsyncCost) {}
+      int sweepSeconds, List<String> scenarios, boolean fsyncCost, int openLoopSeconds, int crowd, int crowdUnits,
+      double arrivalSeconds) {}
 
   /** One scenario run as the load JVM reported it, with the CPU split over its window. */
   record Measured(ScenarioResult result, CpuSplit cpu) {}
@@ -63,8 +65,15 @@ final class Bench {
   private final boolean pgbench = onPath("pgbench");
   private boolean broken;
 
-  Bench(FlashsaleApplication.Wiring w, String apiUrl, String adminUrl, Options o, PrintStream out) {
+  /** The orders' worker: the engine ceiling's worker gets the same options and cache size. */
+  record OrdersWorker(io.temporal.worker.WorkerFactoryOptions cache, io.temporal.worker.WorkerOptions options) {}
+
+  private final OrdersWorker ordersWorker;
+
+  Bench(FlashsaleApplication.Wiring w, String apiUrl, String adminUrl, Options o, PrintStream out,
+      OrdersWorker ordersWorker) {
     this.w = w;
+    this.ordersWorker = ordersWorker;
     this.apiUrl = apiUrl;
     this.adminUrl = adminUrl;
     this.o = o;
@@ -72,8 +81,18 @@ final class Bench {
     this.cpu = new ServiceCpu(this::postmaster);
   }
 
-  /** B1, B1 sold out, the JDBC and pgbench ceilings, B2, B3; returns the exit code. */
+  /** The engine ceiling, B1, B1 sold out, the JDBC and pgbench ceilings, B2, B3; returns the exit code. */
   int run() throws Exception {
+    io.temporal.worker.WorkerFactory ceiling = scenarios().contains("engine")
+        ? EngineCeiling.startWorker(w.temporal().client(), ordersWorker.cache(), ordersWorker.options()) : null;
+    try {
+      return runScenarios();
+    } finally {
+      if (ceiling != null) ceiling.shutdown();
+    }
+  }
+
+  private int runScenarios() throws Exception {
     header();
     line("params: runs=" + o.runs() + " clients=" + o.concurrency() + " | b1 buyers=" + o.buyers() + " units="
         + (o.units() > 0 ? String.valueOf(o.units()) : 2 * o.buyers() + " (2x, never sells out)") + " | jdbc pool=" + o.jdbcPool() + " | pgbench " + (pgbench ? o.pgbenchSeconds() + " s" : "not on PATH")
@@ -103,6 +122,9 @@ final class Bench {
       }
       ratios(thisRun, medians);
       if (o.fsyncCost()) fsyncCost(r, thisRun, byScenario, medians);
+    }
+    if (o.openLoopSeconds() > 0 && byScenario.containsKey("b1")) {
+      openLoop(Stats.median(byScenario.get("b1").stream().map(m -> m.result().rate()).toList()), medians);
     }
     line("");
     line("medians over " + o.runs() + (o.runs() == 1 ? " run:" : " runs:"));
@@ -142,6 +164,31 @@ final class Bench {
     line(String.format("  fsync cost: b1 %.1f %s with fsync off, %.1f with fsync and full_page_writes on%s", a,
         off.result().rateUnit(), b, ratio(a, b) ? String.format(" (off/on = %.2f)", a / b) : ""));
     if (ratio(a, b)) put(medians, "ratio b1 fsync off/on", a / b);
+  }
+
+  /** Arrival rates of the open-loop B1, as multiples of the capacity the closed-loop B1 measured. */
+  static final List<Double> OPEN_LOOP_LOAD = List.of(0.5, 0.8, 1.0, 1.5);
+
+  /**
+   * CREATED latency when buyers arrive at a fixed rate (not 64 clients that wait for each other):
+   * B1 as an open loop at each multiple of the measured capacity, --open-loop-seconds each. Below
+   * capacity the latency is the service's own; above it, what overload does to it.
+   */
+  private void openLoop(double capacity, Map<String, List<Double>> medians) throws Exception {
+    if (Double.isNaN(capacity) || capacity <= 0) return;
+    line("");
+    line(String.format("open loop: b1 at %s x the capacity of %.1f created/s, %d s each", OPEN_LOOP_LOAD, capacity,
+        o.openLoopSeconds()));
+    for (double f : OPEN_LOOP_LOAD) {
+      double rate = f * capacity;
+      int n = Math.max(50, (int) Math.round(rate * o.openLoopSeconds()));
+      Measured m = load("b1", 1, List.of("--rate", String.format(java.util.Locale.ROOT, "%.3f", rate), "--buyers",
+          String.valueOf(n), "--max-seconds", String.valueOf(2 * o.openLoopSeconds() + 30)), false);
+      ScenarioResult r = m.result();
+      line(String.format("  %.1f x capacity (%.1f arrivals/s): created/s %.1f, CREATED p50 / p99 %.0f / %.0f ms, outcomes %s",
+          f, rate, r.rate(), r.p50Ms(), r.p99Ms(), r.outcomes()));
+      put(medians, String.format(java.util.Locale.ROOT, "open loop %.1fx created p99 ms", f), r.p99Ms());
+    }
   }
 
   /** Restarts PostgreSQL with fsync and full_page_writes on or off; what it then shows. */
@@ -249,11 +296,13 @@ final class Bench {
   /** Small sizes for the warm-up pass (JIT, pools and caches on both sides), never above the measured ones. */
   private List<String> warmUpSizes(String scenario) {
     return switch (scenario) {
-      case "b1", "b1-sold-out", "jdbc" -> List.of("--buyers", String.valueOf(Math.min(500, o.buyers())));
+      case "engine", "b1", "b1-sold-out", "jdbc" -> List.of("--buyers", String.valueOf(Math.min(500, o.buyers())));
       case "pgbench" -> List.of("--pgbench-seconds", String.valueOf(Math.min(2, o.pgbenchSeconds())));
       case "b2" -> List.of("--orders", String.valueOf(Math.min(100, o.orders())));
       case "b3" -> List.of("--storm-orders", String.valueOf(Math.min(5, o.stormOrders())), "--copies",
           String.valueOf(Math.min(10, o.copies())));
+      case "b4" -> List.of("--crowd", String.valueOf(Math.min(500, o.crowd())), "--crowd-units",
+          String.valueOf(Math.min(25, o.crowdUnits())));
       default -> List.of();
     };
   }
@@ -274,7 +323,12 @@ final class Bench {
         "--channel", w.channelUrl(), "--database-url", w.jdbcUrl(), "--concurrency", String.valueOf(o.concurrency()),
         "--buyers", String.valueOf(o.buyers()), "--jdbc-pool", String.valueOf(o.jdbcPool()),
         "--orders", String.valueOf(o.orders()), "--storm-orders", String.valueOf(o.stormOrders()),
-        "--copies", String.valueOf(o.copies()), "--pgbench-seconds", String.valueOf(o.pgbenchSeconds())));
+        "--copies", String.valueOf(o.copies()), "--pgbench-seconds", String.valueOf(o.pgbenchSeconds()),
+        "--crowd", String.valueOf(o.crowd()), "--crowd-units", String.valueOf(o.crowdUnits()),
+        "--arrival-seconds", String.valueOf(o.arrivalSeconds()),
+        "--temporal", w.temporal().service().getOptions().getTarget(),
+        "--namespace", w.temporal().client().getOptions().getNamespace()));
+    if (scenario.equals("engine")) cmd.add("--skip-reconcile"); // it makes no order: nothing to reconcile
     cmd.addAll(overrides); // argparse keeps the last of a repeated option
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
     if (w.callbackSecret() != null) pb.environment().put("FLASHSALE_CALLBACK_SECRET", w.callbackSecret());
@@ -362,6 +416,14 @@ final class Bench {
     ScenarioResult r = x.result(); // rate, p50, p99 and CPU per operation: in each scenario's median line
     if (r.scenario().equals("b1")) put(m, "b1 oversell", r.metric("oversell"));
     if (r.scenario().equals("b3")) put(m, "b3 applied notices/s", r.metric("applied notices/s"));
+    if (r.scenario().equals("b4")) {
+      for (String k : List.of("oversell", "503 answers", "retries", "CREATED p99 ms", "SOLD_OUT p99 ms")) {
+        put(m, "b4 " + k, r.metric(k));
+      }
+      r.metrics().forEach((k, v) -> {
+        if (k.startsWith("units to the first")) put(m, "b4 " + k, v);
+      });
+    }
     if (x.cpu() != null) {
       put(m, r.scenario() + " client cpu %", 100 * x.cpu().clientShare());
       put(m, r.scenario() + " service cpu %", 100 * x.cpu().serviceShare());
@@ -374,13 +436,30 @@ final class Bench {
     double b1 = rate(run, "b1");
     double jdbc = rate(run, "jdbc");
     double pg = rate(run, "pgbench");
+    double engine = rate(run, "engine");
+    double b2 = rate(run, "b2");
     List<String> parts = new ArrayList<>();
+    if (ratio(b1, engine)) {
+      parts.add(String.format("b1/engine = %.3f", b1 / engine));
+      put(m, "ratio b1/engine", b1 / engine);
+    }
+    if (ratio(b2, engine)) {
+      parts.add(String.format("b2/engine = %.3f", b2 / engine));
+      put(m, "ratio b2/engine", b2 / engine);
+    }
+    Measured b4 = run.get("b4");
+    if (b4 != null && ratio(b4.result().rate(), engine)) {
+      // the crowd's bound: its units at the engine's pace, after the arrivals
+      double bound = o.crowdUnits() / engine + o.arrivalSeconds();
+      parts.add(String.format("b4 last answer %.1f s (bound units/engine + arrival = %.1f s)", b4.result().rate(), bound));
+      put(m, "b4 last answer / bound", b4.result().rate() / bound);
+    }
     if (ratio(b1, jdbc)) {
-      parts.add(String.format("service/jdbc = %.3f", b1 / jdbc));
+      parts.add(String.format("b1/jdbc = %.3f", b1 / jdbc));
       put(m, "ratio b1/jdbc", b1 / jdbc);
     }
     if (ratio(b1, pg)) {
-      parts.add(String.format("service/pgbench = %.3f", b1 / pg));
+      parts.add(String.format("b1/pgbench = %.3f", b1 / pg));
       put(m, "ratio b1/pgbench", b1 / pg);
     }
     if (ratio(jdbc, pg)) parts.add(String.format("jdbc/pgbench = %.3f", jdbc / pg));

@@ -34,6 +34,8 @@ public class BenchCommand extends StackScriptCommand {
     subparser.addArgument("--fsync-cost").action(Arguments.storeTrue())
         .help("b1 twice per run: with fsync off (the scratch default) and with fsync and full_page_writes on"
             + " (./flashsale server's setting); prints both and the ratio");
+    subparser.addArgument("--open-loop-seconds").type(Integer.class).setDefault(10)
+        .help("b1 as an open loop at 0.5, 0.8, 1.0, 1.5 x the measured capacity, this long each; 0 = none");
     subparser.addArgument("--sweep").action(Arguments.storeTrue()).help("b1/b2 over clients x stock instead");
     subparser.addArgument("--sweep-requests").type(Integer.class).setDefault(2000).help("sweep: requests per point at most");
     subparser.addArgument("--sweep-seconds").type(Integer.class).setDefault(4).help("sweep: seconds per point at most");
@@ -49,8 +51,13 @@ public class BenchCommand extends StackScriptCommand {
     scenarios(ns.getString("scenarios")); // an unknown scenario is refused before the stack starts
     cfg.orders.unknownFirstQueryMs = 600_000;
     quietCancelledPromises();
+    ordersWorker = new Bench.OrdersWorker(
+        io.flashsale.launcher.TemporalRuntime.cacheOptions(cfg.temporal.workflowCacheSize).build(),
+        io.flashsale.launcher.TemporalRuntime.workerOptions(cfg.database.maxPoolSize, cfg.temporal));
     super.run(bootstrap, ns, cfg);
   }
+
+  private Bench.OrdersWorker ordersWorker;
 
   /** The logger whose WARN (with stack trace) for every cancelled timer promise the bench silences. */
   static final String CANCELLED_PROMISES_LOGGER = "io.temporal.internal.sync.DeterministicRunnerImpl";
@@ -71,7 +78,8 @@ public class BenchCommand extends StackScriptCommand {
         ns.getInt("orders"), ns.getInt("storm_orders"), ns.getInt("copies"), ns.getInt("pgbench_seconds"),
         ns.getString("load_heap"), ns.getBoolean("profile"), Path.of(ns.getString("out")),
         LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")), ns.getInt("sweep_requests"),
-        ns.getInt("sweep_seconds"), scenarios(ns.getString("scenarios")), ns.getBoolean("fsync_cost"));
+        ns.getInt("sweep_seconds"), scenarios(ns.getString("scenarios")), ns.getBoolean("fsync_cost"),
+        ns.getInt("open_loop_seconds"), ns.getInt("crowd"), ns.getInt("crowd_units"), ns.getDouble("arrival_seconds"));
   }
 
   /** The scenarios of --scenarios: empty for all; an unknown name is refused. */
@@ -92,7 +100,7 @@ public class BenchCommand extends StackScriptCommand {
   @Override
   protected int script(FlashsaleApplication.Wiring w, Namespace ns) throws Exception {
     Bench bench = new Bench(w, "http://127.0.0.1:" + w.apiPort(), "http://127.0.0.1:" + w.adminPort(), options(ns),
-        System.out);
+        System.out, ordersWorker);
     return ns.getBoolean("sweep") ? bench.sweep() : bench.run();
   }
 }

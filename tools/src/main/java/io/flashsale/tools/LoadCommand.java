@@ -20,10 +20,10 @@ import net.sourceforge.argparse4j.inf.Subparser;
  * (environment, so they stay off the command line).
  */
 public class LoadCommand extends Command {
-  public static final List<String> SCENARIOS = List.of("b1", "b1-sold-out", "jdbc", "pgbench", "b2", "b3");
+  public static final List<String> SCENARIOS = List.of("engine", "b1", "b1-sold-out", "jdbc", "pgbench", "b2", "b3", "b4");
 
   public LoadCommand() {
-    super("load", "run one load scenario (b1, b1-sold-out, jdbc, pgbench, b2, b3) against a running service");
+    super("load", "run one load scenario (" + String.join(", ", SCENARIOS) + ") against a running service");
   }
 
   @Override
@@ -32,11 +32,15 @@ public class LoadCommand extends Command {
     p.addArgument("--api").setDefault("http://127.0.0.1:8080");
     p.addArgument("--admin").setDefault("http://127.0.0.1:8081");
     p.addArgument("--channel").setDefault("http://127.0.0.1:8090");
+    p.addArgument("--temporal").setDefault("127.0.0.1:7233").help("engine: the Temporal frontend the service uses");
+    p.addArgument("--namespace").setDefault("default").help("engine: its namespace");
     p.addArgument("--database-url").required(true).help("JDBC URL of the service's database (user in it or --database-user)");
     p.addArgument("--database-user").setDefault("postgres");
     p.addArgument("--run").type(Integer.class).setDefault(1).help("run number, for names and the report");
     addScenarioSizes(p);
     p.addArgument("--stock").type(Integer.class).setDefault(0).help("b1/b2 units on sale; 0 = twice the requests (never sells out)");
+    p.addArgument("--rate").type(Double.class).setDefault(0.0)
+        .help("b1, b1-sold-out: arrivals per second, an open loop (latency counts from each arrival); 0 = closed loop");
     p.addArgument("--max-seconds").type(Integer.class).setDefault(600).help("stop sending new requests after this");
     p.addArgument("--skip-reconcile").action(Arguments.storeTrue()).help("no reconcile task after the scenario");
     p.addArgument("--reconcile-seconds").type(Integer.class).setDefault(60).help("how long pending orders may converge");
@@ -45,21 +49,25 @@ public class LoadCommand extends Command {
   /** The sizes of the scenarios, the same options for one load run and for the bench that starts them. */
   static void addScenarioSizes(Subparser p) {
     p.addArgument("--concurrency").type(Integer.class).setDefault(64).help("clients of every scenario (threads, pgbench clients)");
-    p.addArgument("--buyers").type(Integer.class).setDefault(10_000).help("b1, b1-sold-out, jdbc: requests (distinct keys)");
+    p.addArgument("--buyers").type(Integer.class).setDefault(10_000).help("engine, b1, b1-sold-out, jdbc: requests (distinct keys)");
     p.addArgument("--jdbc-pool").type(Integer.class).setDefault(4).help("jdbc: the ceiling's connections, shared by the clients");
     p.addArgument("--orders").type(Integer.class).setDefault(2000).help("b2: orders end to end");
     p.addArgument("--storm-orders").type(Integer.class).setDefault(20).help("b3: orders");
     p.addArgument("--copies").type(Integer.class).setDefault(50).help("b3: callbacks per order");
     p.addArgument("--pgbench-seconds").type(Integer.class).setDefault(8);
+    p.addArgument("--crowd").type(Integer.class).setDefault(10_000).help("b4: distinct buyers, one login each");
+    p.addArgument("--crowd-units").type(Integer.class).setDefault(500).help("b4: units on sale, one per buyer");
+    p.addArgument("--arrival-seconds").type(Double.class).setDefault(2.0).help("b4: the crowd arrives within this");
   }
 
   @Override
   public void run(Bootstrap<?> bootstrap, Namespace ns) throws Exception {
     PrintStream out = System.out;
     Load.Endpoints at = new Load.Endpoints(ns.getString("api"), ns.getString("admin"), ns.getString("channel"),
-        ns.getString("database_url"), ns.getString("database_user"), env("PGPASSWORD"), env("FLASHSALE_CALLBACK_SECRET"));
+        ns.getString("database_url"), ns.getString("database_user"), env("PGPASSWORD"), env("FLASHSALE_CALLBACK_SECRET"),
+        ns.getString("temporal"), ns.getString("namespace"));
     ScenarioResult r;
-    try (Load load = new Load(at, out)) {
+    try (Load load = new Load(at, out).openLoop(ns.getDouble("rate"))) {
       try {
         r = runScenario(load, ns);
       } catch (RuntimeException e) { // e.g. its SKU or login got no answer: a result that says so, not a crash
@@ -88,12 +96,14 @@ public class LoadCommand extends Command {
     Duration max = Duration.ofSeconds(ns.getInt("max_seconds"));
     int stock = ns.getInt("stock");
     return switch (ns.getString("scenario")) {
+      case "engine" -> load.engine(run, buyers, c, max);
       case "b1" -> load.b1(run, buyers, stock > 0 ? stock : 2 * buyers, c, max);
       case "b1-sold-out" -> load.b1SoldOut(run, buyers, c, max);
       case "jdbc" -> load.jdbc(run, buyers, c, ns.getInt("jdbc_pool"), max);
       case "pgbench" -> load.pgbench(run, c, ns.getInt("pgbench_seconds"));
       case "b2" -> load.b2(run, ns.getInt("orders"), stock > 0 ? stock : 2 * ns.getInt("orders"), c, max);
       case "b3" -> load.b3(run, ns.getInt("storm_orders"), ns.getInt("copies"), c);
+      case "b4" -> load.b4(run, ns.getInt("crowd"), ns.getInt("crowd_units"), ns.getDouble("arrival_seconds"), max);
       default -> throw new IllegalArgumentException(ns.getString("scenario"));
     };
   }

@@ -65,10 +65,12 @@ public class OrderResource {
   private final StockView stockView;
   /** Creates refused SOLD_OUT from the view, without a stock read. */
   private final Counter gateFromView = new Counter();
+  /** Creates refused 503 OVERLOADED at the admission bound (the metric flashsale.gate.overloaded). */
+  private final Counter overloaded = new Counter();
   /** Creates whose gate read the stock from the database (the view did not know the SKU sold out, fresh). */
   private final Counter gateFromDatabase = new Counter();
-  /** Bounded admission: a sale-day spike is refused fast instead of queueing without end. */
-  private final java.util.concurrent.Semaphore admission;
+  /** Bounded admission: a sale-day spike is refused at once instead of queueing (docs/DESIGN.md §Overload). */
+  private final CreateAdmission admission;
   private final java.util.concurrent.Semaphore exports;
 
   public OrderResource(Orders orders, OrderQueries queries, Skus skus, int maxCreatesInFlight, int maxExports) {
@@ -77,11 +79,16 @@ public class OrderResource {
 
   public OrderResource(Orders orders, OrderQueries queries, Skus skus, StockView stockView, int maxCreatesInFlight,
       int maxExports) {
+    this(orders, queries, skus, stockView, CreateAdmission.fixed(maxCreatesInFlight), maxExports);
+  }
+
+  public OrderResource(Orders orders, OrderQueries queries, Skus skus, StockView stockView, CreateAdmission admission,
+      int maxExports) {
     this.orders = orders;
     this.queries = queries;
     this.skus = skus;
     this.stockView = stockView;
-    this.admission = new java.util.concurrent.Semaphore(maxCreatesInFlight);
+    this.admission = admission;
     this.exports = new java.util.concurrent.Semaphore(maxExports);
   }
 
@@ -120,17 +127,20 @@ public class OrderResource {
       if (!keyed.payload().equals(request.payload())) return outcome(422, CreateOutcome.KEY_REUSED);
       return createAnswer(CreateOutcome.REPLAY, keyed.orderId());
     }
-    if (!admission.tryAcquire()) {
+    if (!admission.tryAdmit()) {
+      overloaded.inc();
       return ApiError.unavailable(1, new OutcomeBody("OVERLOADED", "too many orders in flight; retry with the same key"));
     }
     CreateResult r;
+    boolean answered = false;
     try {
       r = orders.create(request);
+      answered = true;
     } catch (WorkflowServiceException | Orders.DeadlineExceeded e) {
       log.warn("create {}/{} key {}: engine unavailable: {}", caller.tenant(), caller.subject(), requestKey, e.toString());
       throw engineUnavailable("the order engine did not answer; retry with the same key");
     } finally {
-      admission.release();
+      admission.done(answered);
     }
     // REPLAY from the workflow: a call that raced the first one with the key and lost
     return switch (r.outcome()) {
@@ -220,6 +230,16 @@ public class OrderResource {
   /** Creates answered SOLD_OUT from the stock view (the metric flashsale.gate.soldOutFromView). */
   public Counter gateFromView() {
     return gateFromView;
+  }
+
+  /** Creates refused 503 OVERLOADED at the admission bound (the metric flashsale.gate.overloaded). */
+  public Counter overloaded() {
+    return overloaded;
+  }
+
+  /** The admission bound and what is in flight under it (gauges flashsale.admission.*). */
+  public CreateAdmission admission() {
+    return admission;
   }
 
   /** Creates whose gate read the stock from the database (the metric flashsale.gate.databaseReads). */

@@ -50,7 +50,7 @@ public final class Load implements AutoCloseable {
 
   /** Where the service is, and the database behind it. */
   public record Endpoints(String api, String admin, String channel, String jdbcUrl, String dbUser, String dbPassword,
-      String callbackSecret) {}
+      String callbackSecret, String temporal, String namespace) {}
 
   private final Endpoints at;
   private final HttpJson api;
@@ -62,6 +62,20 @@ public final class Load implements AutoCloseable {
   private final List<HttpJson> buyers = new ArrayList<>();
   /** Makes this invocation's SKU names unique: the bench starts many load JVMs on one database. */
   private final String tag = Long.toString(System.currentTimeMillis(), 36);
+
+  /** Arrivals per second of b1 and b1-sold-out; 0: a closed loop of the scenario's clients. */
+  private double openRate;
+
+  /** B1 and B1 sold out as an open loop at {@code perSecond} arrivals (0: closed loop). */
+  public Load openLoop(double perSecond) {
+    this.openRate = perSecond;
+    return this;
+  }
+
+  private ClosedLoop.Batch drive(int clients, int n, Duration max, java.util.function.IntFunction<Timed> request)
+      throws Exception {
+    return openRate > 0 ? OpenLoop.run(openRate, n, max, request) : ClosedLoop.run(clients, n, max, request);
+  }
 
   public Load(Endpoints at, PrintStream out) {
     this.at = at;
@@ -88,7 +102,7 @@ public final class Load implements AutoCloseable {
     login();
     String sku = newSku("b1-" + run, stock);
     mark(MARK_START);
-    ClosedLoop.Batch b = ClosedLoop.run(clients, n, max, i -> create(buyers.get(i % SUBJECTS), sku, sku + "-" + i));
+    ClosedLoop.Batch b = drive(clients, n, max, i -> create(buyers.get(i % SUBJECTS), sku, sku + "-" + i));
     mark(MARK_END);
     List<Long> created = Stats.latencies(b.results(), "CREATED");
     List<Long> soldOut = Stats.latencies(b.results(), "SOLD_OUT");
@@ -107,7 +121,8 @@ public final class Load implements AutoCloseable {
     m.put("remaining", (double) s.remaining());
     m.put("order rows", (double) s.orderRows());
     return result("b1", run, clients, b, created.size() / b.seconds(), "created/s", created, m, broken,
-        List.of("stock " + stock));
+        openRate > 0 ? List.of("stock " + stock, String.format("open loop at %.1f arrivals/s", openRate))
+            : List.of("stock " + stock));
   }
 
   /** Requests against a SKU with nothing left (total 0): the cheap gate's answer. */
@@ -115,7 +130,7 @@ public final class Load implements AutoCloseable {
     login();
     String sku = newSku("b1s-" + run, 0);
     mark(MARK_START);
-    ClosedLoop.Batch b = ClosedLoop.run(clients, n, max, i -> create(buyers.get(i % SUBJECTS), sku, sku + "-" + i));
+    ClosedLoop.Batch b = drive(clients, n, max, i -> create(buyers.get(i % SUBJECTS), sku, sku + "-" + i));
     mark(MARK_END);
     List<Long> soldOut = Stats.latencies(b.results(), "SOLD_OUT");
     Stock s = stock(sku);
@@ -200,6 +215,152 @@ public final class Load implements AutoCloseable {
           Double.NaN, Map.of("COMMITTED", sum.processed()), m, broken, "", List.of("pgbench reports the mean latency only"));
     } finally {
       Files.deleteIfExists(script);
+    }
+  }
+
+  // ---------------------------------------------------------------- b4: the crowd
+
+  /** What one buyer of the crowd got in the end, after every retry of a 503. */
+  record Buyer(int index, long firstSentNanos, String outcome, long nanos, int retries) {}
+
+  /** The outcomes a buyer may end with: anything else (a 503 never retried to an answer, no answer) is a failure. */
+  static final java.util.Set<String> DEFINITE = java.util.Set.of("CREATED", "SOLD_OUT", "USER_LIMIT");
+
+  /**
+   * B4, the crowd: {@code n} distinct buyers (one login each) arrive within {@code arrivalSeconds}
+   * for {@code units} of one SKU (one per buyer). A 503 is retried with the same key after its
+   * Retry-After until the buyer has a definite answer. Reports the time until the last buyer had
+   * it, latency per outcome (first send to final answer), the 503s and retries, and fairness: of
+   * the units sold, how many went to the first tenth of the arrivals by send time.
+   */
+  public ScenarioResult b4(int run, int n, int units, double arrivalSeconds, Duration max) throws Exception {
+    HttpJson[] crowd = new HttpJson[n]; // written by the login threads, read after their batch ended
+    String prefix = "b4-" + run + "-" + tag + "-";
+    ClosedLoop.Batch logins = ClosedLoop.run(16, n, Duration.ofMinutes(10), i -> {
+      crowd[i] = api.login(TENANT, prefix + i);
+      return new Timed("LOGGED_IN", 0);
+    });
+    long notLoggedIn = logins.results().stream().filter(t -> !t.outcome().equals("LOGGED_IN")).count();
+    if (notLoggedIn > 0) throw new IllegalStateException(notLoggedIn + " of the crowd's logins failed");
+    String sku = newSku("b4-" + run, units, 1);
+    java.util.concurrent.ConcurrentLinkedQueue<Buyer> ended = new java.util.concurrent.ConcurrentLinkedQueue<>();
+    java.util.concurrent.atomic.AtomicLong unavailable = new java.util.concurrent.atomic.AtomicLong();
+    long deadline = System.nanoTime() + max.toNanos();
+    mark(MARK_START);
+    long t0 = System.nanoTime();
+    ClosedLoop.Batch b = OpenLoop.run(n / arrivalSeconds, n, max, n, i -> {
+      long first = System.nanoTime();
+      int retries = 0;
+      while (true) {
+        HttpJson.Reply r;
+        String outcome;
+        try {
+          r = crowd[i].post("/orders", Map.of("request_key", sku + "-" + i, "sku", sku, "quantity", 1));
+          outcome = outcome(r, "outcome");
+        } catch (RuntimeException e) {
+          r = null;
+          outcome = ClosedLoop.failure(e);
+        }
+        boolean retry = r != null && r.status() == 503 && System.nanoTime() < deadline;
+        if (r != null && r.status() == 503) unavailable.incrementAndGet();
+        if (!retry) {
+          ended.add(new Buyer(i, first - t0, outcome, System.nanoTime() - first, retries));
+          return new Timed(outcome, System.nanoTime() - first);
+        }
+        retries++;
+        sleepRetryAfter(r.header("Retry-After"));
+      }
+    });
+    mark(MARK_END);
+    List<Buyer> buyers = new ArrayList<>(ended);
+    buyers.sort(java.util.Comparator.comparingLong(Buyer::firstSentNanos));
+    Map<String, Double> m = new LinkedHashMap<>();
+    double lastAnswer = buyers.stream().mapToLong(x -> x.firstSentNanos() + x.nanos()).max().orElse(0) / 1e9;
+    double lastArrival = buyers.isEmpty() ? 0 : buyers.get(buyers.size() - 1).firstSentNanos() / 1e9;
+    m.put("last answer s", lastAnswer);
+    m.put("last arrival s", lastArrival);
+    for (String o : List.of("CREATED", "SOLD_OUT", "USER_LIMIT")) {
+      List<Long> lat = new ArrayList<>();
+      for (Buyer x : buyers) if (x.outcome().equals(o)) lat.add(x.nanos());
+      Collections.sort(lat);
+      if (lat.isEmpty()) continue;
+      m.put(o + " p50 ms", Stats.pct(lat, 50));
+      m.put(o + " p99 ms", Stats.pct(lat, 99));
+    }
+    m.put("503 answers", (double) unavailable.get());
+    m.put("retries", (double) buyers.stream().mapToInt(Buyer::retries).sum());
+    int firstTenth = Math.max(1, n / 10);
+    long soldToFirst = buyers.stream().limit(firstTenth).filter(x -> x.outcome().equals("CREATED")).count();
+    long sold = buyers.stream().filter(x -> x.outcome().equals("CREATED")).count();
+    m.put("units to the first " + firstTenth + " arrivals", (double) soldToFirst);
+    Stock s = stock(sku);
+    List<String> broken = new ArrayList<>(s.broken());
+    long undecided = buyers.stream().filter(x -> !DEFINITE.contains(x.outcome())).count();
+    if (undecided > 0) broken.add(undecided + " buyers without a definite answer: " + Stats.outcomes(b.results()));
+    if (buyers.size() != n) broken.add((n - buyers.size()) + " buyers never sent");
+    if (s.orderRows() < sold) broken.add(sold + " CREATED answers but " + s.orderRows() + " order rows");
+    m.put("oversell", (double) s.oversell());
+    m.put("remaining", (double) s.remaining());
+    List<Long> created = Stats.latencies(b.results(), "CREATED");
+    return new ScenarioResult("b4", run, n, b.results().size(), (System.nanoTime() - t0) / 1e9, lastAnswer,
+        "s until the last buyer's answer", Stats.pct(created, 50), Stats.pct(created, 99), Stats.outcomes(b.results()), m,
+        broken, "", List.of(units + " units, " + n + " buyers arriving within " + arrivalSeconds + " s, 503s retried"
+            + " after Retry-After; latency = first send to final answer"));
+  }
+
+  private static void sleepRetryAfter(String header) {
+    long seconds = 1;
+    try {
+      if (header != null) seconds = Math.max(0, Math.min(10, Long.parseLong(header.trim())));
+    } catch (NumberFormatException ignored) {
+      // a date form or garbage: one second, as most clients do
+    }
+    try {
+      Thread.sleep(seconds * 1000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted", e);
+    }
+  }
+
+  // ---------------------------------------------------------------- the engine ceiling
+
+  /**
+   * N order-shaped workflows ({@link EngineCeiling}) by update-with-start at C clients, straight to
+   * the engine the service uses: no HTTP, no database. Their worker is the service JVM's. After the
+   * window every run is terminated, so no pending timer is left to fire in a later scenario.
+   */
+  public ScenarioResult engine(int run, int n, int clients, Duration max) throws Exception {
+    if (at.temporal() == null || at.temporal().isBlank()) throw new IllegalArgumentException("engine needs --temporal");
+    io.temporal.serviceclient.WorkflowServiceStubs service = io.temporal.serviceclient.WorkflowServiceStubs.newServiceStubs(
+        io.temporal.serviceclient.WorkflowServiceStubsOptions.newBuilder().setTarget(at.temporal()).build());
+    try {
+      io.temporal.client.WorkflowClient client = io.temporal.client.WorkflowClient.newInstance(service,
+          io.temporal.client.WorkflowClientOptions.newBuilder().setNamespace(at.namespace()).build());
+      String sku = "bench-engine-" + run + "-" + tag;
+      mark(MARK_START);
+      ClosedLoop.Batch b = ClosedLoop.run(clients, n, max, i -> ClosedLoop.timed(() -> {
+        String id = sku + "-" + i;
+        return id.equals(EngineCeiling.create(client, id, TENANT, sku)) ? "CREATED" : "WRONG_ANSWER";
+      }));
+      mark(MARK_END);
+      List<Long> created = Stats.latencies(b.results(), "CREATED");
+      List<String> broken = new ArrayList<>();
+      long wrong = b.results().stream().filter(t -> t.outcome().equals("WRONG_ANSWER")).count();
+      if (wrong > 0) broken.add(wrong + " creates answered another workflow's id");
+      ClosedLoop.Batch ended = ClosedLoop.run(Math.min(clients, 16), n, Duration.ofMinutes(5),
+          i -> ClosedLoop.timed(() -> {
+            client.newUntypedWorkflowStub(sku + "-" + i).terminate("engine ceiling: measured");
+            return "TERMINATED";
+          }));
+      long left = ended.results().stream().filter(t -> !t.outcome().equals("TERMINATED")).count();
+      Map<String, Double> m = new LinkedHashMap<>();
+      m.put("not terminated", (double) left); // a create that never started has nothing to end
+      return result("engine", run, clients, b, created.size() / b.seconds(), "workflows/s", created, m, broken,
+          List.of("update-with-start, one no-op local activity, 2 attributes upserted, a " + EngineCeiling.HOLD.toMinutes()
+              + " min timer; worker in the service JVM"));
+    } finally {
+      service.shutdownNow();
     }
   }
 
@@ -467,9 +628,13 @@ public final class Load implements AutoCloseable {
    * load JVM, and request keys start with it: a key reused across runs would answer KEY_REUSED.
    */
   private String newSku(String name, int total) {
+    return newSku(name, total, 1_000_000);
+  }
+
+  private String newSku(String name, int total, int perUserLimit) {
     String sku = "bench-" + name + "-" + tag;
     HttpJson.Reply r = admin.post("/tasks/sku?tenant=" + TENANT + "&sku=" + sku + "&total=" + total + "&unit_price="
-        + UNIT_PRICE + "&per_user_limit=1000000", null);
+        + UNIT_PRICE + "&per_user_limit=" + perUserLimit, null);
     if (r.status() != 200) throw new IllegalStateException("creating SKU " + sku + ": " + r.status() + " " + r.raw());
     return sku;
   }

@@ -52,10 +52,12 @@ public record ScenarioResult(String scenario, int run, int clients, long request
   public static String operation(String scenario) {
     return switch (scenario) {
       case "b1", "jdbc" -> "created order";
+      case "engine" -> "order-shaped workflow";
       case "b1-sold-out" -> "sold-out answer";
       case "pgbench" -> "transaction";
       case "b2" -> "PAID order";
       case "b3" -> "accepted callback";
+      case "b4" -> "buyer answered";
       default -> "operation";
     };
   }
@@ -63,11 +65,12 @@ public record ScenarioResult(String scenario, int run, int clients, long request
   /** How many successful operations (see {@link #operation}) the run had. */
   public long successes() {
     return switch (scenario) {
-      case "b1", "jdbc" -> outcomes.getOrDefault("CREATED", 0L);
+      case "b1", "jdbc", "engine" -> outcomes.getOrDefault("CREATED", 0L);
       case "b1-sold-out" -> outcomes.getOrDefault("SOLD_OUT", 0L);
       case "pgbench" -> Math.max(0, requests);
       case "b2" -> Math.round(metrics.getOrDefault("paid", 0.0));
       case "b3" -> outcomes.getOrDefault("HTTP_200", 0L);
+      case "b4" -> Math.max(0, requests);
       default -> 0;
     };
   }

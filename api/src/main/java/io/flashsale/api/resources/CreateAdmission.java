@@ -1,0 +1,94 @@
+package io.flashsale.api.resources;
+
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
+
+/**
+ * How many creates may wait on the engine at once (docs/DESIGN.md §Overload). By Little's law a
+ * create admitted behind N others waits about N / C, C being the rate at which the engine finishes
+ * creates. Under overload C is the engine's ceiling, so the bound is {@code C x budget}: an
+ * admitted create is answered within about the budget, far inside the engine call's deadline, and
+ * every create past the bound is refused at once (503, Retry-After) instead of waiting in a queue
+ * until its client gives up. C is measured here, over the last {@link #WINDOW_NANOS}; the bound
+ * never falls below {@code floor} (a quiet or cold service admits a burst of that many) nor rises
+ * above {@code max} (maxCreatesInFlight).
+ */
+public final class CreateAdmission {
+  /** The completion rate is counted over this window, in buckets of a tenth of it. */
+  static final long WINDOW_NANOS = 2_000_000_000L;
+  private static final int BUCKETS = 10;
+  private static final long BUCKET_NANOS = WINDOW_NANOS / BUCKETS;
+
+  private final int floor;
+  private final int max;
+  private final double budgetSeconds;
+  private final LongSupplier nanoTime;
+  private final AtomicInteger inFlight = new AtomicInteger();
+  /** Completions per bucket; {@code bucketStart[i]} says which bucket period slot i holds. */
+  private final long[] completions = new long[BUCKETS];
+  private final long[] bucketStart = new long[BUCKETS];
+
+  /** A fixed bound of {@code max} creates in flight (budget 0: no rate-derived bound). */
+  public static CreateAdmission fixed(int max) {
+    return new CreateAdmission(max, max, 0, System::nanoTime);
+  }
+
+  public CreateAdmission(int floor, int max, long budgetMillis) {
+    this(floor, max, budgetMillis, System::nanoTime);
+  }
+
+  CreateAdmission(int floor, int max, long budgetMillis, LongSupplier nanoTime) {
+    this.floor = Math.min(floor, max);
+    this.max = max;
+    this.budgetSeconds = budgetMillis / 1000.0;
+    this.nanoTime = nanoTime;
+  }
+
+  /** Room for one more create under the bound now: take it (and {@link #done} it), or be refused. */
+  public boolean tryAdmit() {
+    int bound = bound();
+    while (true) {
+      int n = inFlight.get();
+      if (n >= bound) return false;
+      if (inFlight.compareAndSet(n, n + 1)) return true;
+    }
+  }
+
+  /** An admitted create ended (answered or failed): it frees its place and counts toward the rate. */
+  public void done(boolean engineAnswered) {
+    inFlight.decrementAndGet();
+    if (engineAnswered) count(nanoTime.getAsLong());
+  }
+
+  /** The bound right now: the measured completion rate times the budget, within [floor, max]. */
+  public int bound() {
+    if (budgetSeconds <= 0) return max;
+    long derived = (long) Math.ceil(completionsPerSecond() * budgetSeconds);
+    return (int) Math.max(floor, Math.min(max, derived));
+  }
+
+  public int inFlight() {
+    return inFlight.get();
+  }
+
+  /** Creates the engine finished per second over the last window. */
+  public synchronized double completionsPerSecond() {
+    long now = nanoTime.getAsLong();
+    long current = Math.floorDiv(now, BUCKET_NANOS);
+    long sum = 0;
+    for (int i = 0; i < BUCKETS; i++) {
+      if (current - bucketStart[i] < BUCKETS) sum += completions[i];
+    }
+    return sum / (WINDOW_NANOS / 1e9);
+  }
+
+  private synchronized void count(long now) {
+    long period = Math.floorDiv(now, BUCKET_NANOS);
+    int slot = (int) Math.floorMod(period, (long) BUCKETS);
+    if (bucketStart[slot] != period) {
+      bucketStart[slot] = period;
+      completions[slot] = 0;
+    }
+    completions[slot]++;
+  }
+}

@@ -1,0 +1,69 @@
+package io.flashsale.api.resources;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.Test;
+
+/** The admission bound follows the engine's completion rate x the budget, within its floor and max. */
+class CreateAdmissionTest {
+  private final AtomicLong now = new AtomicLong(1_000_000_000_000L);
+
+  @Test
+  void aColdServiceAdmitsItsFloorAndRefusesTheRestAtOnce() {
+    CreateAdmission a = new CreateAdmission(4, 100, 1_000, now::get);
+    for (int i = 0; i < 4; i++) assertTrue(a.tryAdmit());
+    assertFalse(a.tryAdmit(), "no rate measured yet: the floor is the bound");
+    assertEquals(4, a.inFlight());
+    a.done(true);
+    assertTrue(a.tryAdmit(), "a finished create frees its place");
+  }
+
+  @Test
+  void theBoundIsTheCompletionRateTimesTheBudget() {
+    CreateAdmission a = new CreateAdmission(4, 1_000, 500, now::get);
+    // 100 completions/s for two seconds: 200 within the window
+    for (int i = 0; i < 200; i++) {
+      assertTrue(a.tryAdmit());
+      now.addAndGet(10_000_000L);
+      a.done(true);
+    }
+    assertEquals(100, a.completionsPerSecond(), 10);
+    int bound = a.bound();
+    assertTrue(bound >= 45 && bound <= 55, "100/s x 0.5 s = 50, got " + bound);
+    for (int i = 0; i < bound; i++) assertTrue(a.tryAdmit());
+    assertFalse(a.tryAdmit(), "past rate x budget: refused");
+  }
+
+  @Test
+  void failuresDoNotCountAsCompletionsAndTheRateAgesOut() {
+    CreateAdmission a = new CreateAdmission(2, 1_000, 1_000, now::get);
+    for (int i = 0; i < 50; i++) {
+      a.tryAdmit();
+      a.done(false); // the engine did not answer: no evidence it can take more
+    }
+    assertEquals(2, a.bound());
+    for (int i = 0; i < 50; i++) {
+      a.tryAdmit();
+      a.done(true);
+    }
+    assertEquals(25, a.bound(), "50 in the 2 s window = 25/s x 1 s");
+    now.addAndGet(CreateAdmission.WINDOW_NANOS + 1);
+    assertEquals(2, a.bound(), "a window later the rate is gone: back to the floor");
+  }
+
+  @Test
+  void theMaxCapsTheBoundAndAFixedAdmissionIsItsMax() {
+    CreateAdmission a = new CreateAdmission(2, 10, 1_000, now::get);
+    for (int i = 0; i < 500; i++) {
+      a.tryAdmit();
+      a.done(true);
+    }
+    assertEquals(10, a.bound());
+    CreateAdmission fixed = CreateAdmission.fixed(3);
+    assertEquals(3, fixed.bound());
+    assertEquals(0, CreateAdmission.fixed(0).bound(), "0: every create refused");
+  }
+}
