@@ -14,6 +14,7 @@ import io.flashsale.tools.bench.Stats;
 import io.flashsale.tools.bench.SweepPoint;
 import io.flashsale.tools.bench.SweepTable;
 import io.flashsale.tools.bench.ThreadCpu;
+import io.flashsale.tools.bench.Wrk;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -120,6 +121,7 @@ final class Bench {
         collect(medians, m);
         if (s.equals("b1") && !Double.isNaN(m.result().rate())) memory(medians);
       }
+      if (scenarios().contains("b1-sold-out")) lightFloors(medians);
       ratios(thisRun, medians);
       if (o.fsyncCost()) fsyncCost(r, thisRun, byScenario, medians);
     }
@@ -164,6 +166,63 @@ final class Bench {
     line(String.format("  fsync cost: b1 %.1f %s with fsync off, %.1f with fsync and full_page_writes on%s", a,
         off.result().rateUnit(), b, ratio(a, b) ? String.format(" (off/on = %.2f)", a / b) : ""));
     if (ratio(a, b)) put(medians, "ratio b1 fsync off/on", a / b);
+  }
+
+  /** How long each wrk measurement runs. */
+  static final int WRK_SECONDS = 10;
+
+  /**
+   * The sold-out answer against the same Jetty's trivial answer (the admin port's GET /ping), both
+   * from wrk at the same connections in this run: a generator light enough that the ratio is the
+   * server's. Without wrk on the PATH this says so and measures nothing.
+   */
+  private void lightFloors(Map<String, List<Double>> medians) throws Exception {
+    if (!Wrk.onPath()) {
+      line("  wrk: not on the PATH (apt-get install wrk): no floor and no light-generator sold-out figure");
+      return;
+    }
+    HttpJson admin = new HttpJson(adminUrl, null, Duration.ofSeconds(30));
+    String sku = "bench-wrk-" + o.stamp().replace("-", "") + "-" + System.nanoTime() % 100_000;
+    HttpJson.Reply made = admin.post("/tasks/sku?tenant=t1&sku=" + sku + "&total=0&unit_price=1990&per_user_limit=1", null);
+    if (made.status() != 200) throw new IllegalStateException("creating " + sku + ": " + made.status() + " " + made.raw());
+    String token = new HttpJson(apiUrl, null, Duration.ofSeconds(30)).login("t1", "bench-wrk").token();
+    Wrk.Result floor = wrk("floor (wrk GET /ping, admin port)", Wrk.get(adminUrl + "/ping", 200, o.concurrency(),
+        WRK_SECONDS), "answer");
+    Wrk.Result soldOut = wrk("sold out (wrk POST /orders, 409 SOLD_OUT)", Wrk.create(apiUrl, token, sku, 409,
+        o.concurrency(), WRK_SECONDS), "sold-out answer");
+    long orders = w.db().read(c -> {
+      try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM orders WHERE sku = ?")) {
+        ps.setString(1, sku);
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          return rs.getLong(1);
+        }
+      }
+    });
+    if (orders != 0) flag(orders + " orders on the wrk SKU that has no stock");
+    if (soldOut.otherStatus() > 0 || soldOut.socketErrors() > 0) {
+      flag("wrk sold out: " + soldOut.otherStatus() + " answers other than 409, " + soldOut.socketErrors() + " socket errors");
+    }
+    put(medians, "wrk floor answers/s", floor.rate());
+    put(medians, "wrk floor p99 ms", floor.p99Ms());
+    put(medians, "wrk sold_out/s", soldOut.rate());
+    put(medians, "wrk sold_out p99 ms", soldOut.p99Ms());
+    if (ratio(soldOut.rate(), floor.rate())) {
+      line(String.format("  ratio sold-out / floor (both wrk) = %.3f", soldOut.rate() / floor.rate()));
+      put(medians, "ratio wrk sold_out/floor", soldOut.rate() / floor.rate());
+    }
+  }
+
+  private Wrk.Result wrk(String what, Process p, String operation) throws Exception {
+    CpuSplit.Sample start = cpu.sample(p.toHandle());
+    Wrk.Result r = Wrk.finish(p);
+    CpuSplit.Sample after = cpu.sample(p.toHandle()); // wrk has exited: its CPU is the one it reported
+    CpuSplit split = CpuSplit.between(start, new CpuSplit.Sample(after.wallNanos(), after.parts(),
+        start.clientNanos() + (Double.isNaN(r.cpuSeconds()) ? 0 : (long) (r.cpuSeconds() * 1e9))), cores);
+    line(String.format("  %s: %.1f/s, p50 / p99 %.2f / %.2f ms, %d requests (%d other status, %d socket errors)", what,
+        r.rate(), r.p50Ms(), r.p99Ms(), r.requests(), r.otherStatus(), r.socketErrors()));
+    line("    " + split.perOperationLine(operation, r.expectedStatus()));
+    return r;
   }
 
   /** Arrival rates of the open-loop B1, as multiples of the capacity the closed-loop B1 measured. */

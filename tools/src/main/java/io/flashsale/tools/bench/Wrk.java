@@ -1,0 +1,122 @@
+package io.flashsale.tools.bench;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * wrk (its own process, a few threads, an event loop per thread) as the light load generator of
+ * the floors: its CPU per request is far below the server's, so what it measures is the server.
+ * A Lua script makes every create key distinct and counts the answers by status.
+ */
+public final class Wrk {
+  /** What one wrk run saw: requests, per-status counts, latency percentiles, its duration. */
+  public record Result(long requests, long expectedStatus, long otherStatus, long socketErrors, double seconds,
+      double p50Ms, double p99Ms, double cpuSeconds) {
+    public double rate() {
+      return seconds > 0 ? expectedStatus / seconds : Double.NaN;
+    }
+  }
+
+  static final String RESULT_PREFIX = "WRK-RESULT ";
+  static final String TIMES_PREFIX = "WRK-TIMES";
+
+  private Wrk() {}
+
+  public static boolean onPath() {
+    String path = Optional.ofNullable(System.getenv("PATH")).orElse("");
+    for (String dir : path.split(java.io.File.pathSeparator)) {
+      if (!dir.isEmpty() && Files.isExecutable(Path.of(dir, "wrk"))) return true;
+    }
+    return false;
+  }
+
+  /** GET {@code url}: every answer must be {@code expected}. */
+  public static Process get(String url, int expected, int connections, int seconds) throws IOException {
+    return start(url, script(null, expected), connections, seconds);
+  }
+
+  /** POST /orders at {@code apiUrl} for {@code sku}, a fresh request key each time; every answer must be {@code expected}. */
+  public static Process create(String apiUrl, String token, String sku, int expected, int connections, int seconds)
+      throws IOException {
+    return start(apiUrl + "/orders", script(new Create(token, sku), expected), connections, seconds);
+  }
+
+  record Create(String token, String sku) {}
+
+  private static Process start(String url, String lua, int connections, int seconds) throws IOException {
+    Path script = Files.createTempFile("flashsale-wrk-", ".lua");
+    Files.writeString(script, lua);
+    script.toFile().deleteOnExit();
+    // bash's `times` after wrk: the CPU wrk used (user, system), read after it exited
+    List<String> cmd = new ArrayList<>(List.of("bash", "-c", "wrk \"$@\"; s=$?; echo " + TIMES_PREFIX + "; times; exit $s",
+        "wrk", "-t2", "-c" + connections, "-d" + seconds + "s", "--latency", "-s", script.toString(), url));
+    return new ProcessBuilder(cmd).redirectErrorStream(true).start();
+  }
+
+  /** Waits for the run and reads its result line. */
+  public static Result finish(Process p) throws IOException, InterruptedException {
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    int code = p.waitFor();
+    return parse(out).orElseThrow(() -> new IOException("wrk exit " + code + " printed no result: " + out.strip()));
+  }
+
+  static Optional<Result> parse(String output) {
+    Matcher m = Pattern.compile(Pattern.quote(RESULT_PREFIX) + "(\\d+) (\\d+) (\\d+) (\\d+) ([0-9.]+) ([0-9.]+) ([0-9.]+)")
+        .matcher(output);
+    if (!m.find()) return Optional.empty();
+    return Optional.of(new Result(Long.parseLong(m.group(1)), Long.parseLong(m.group(2)), Long.parseLong(m.group(3)),
+        Long.parseLong(m.group(4)), Double.parseDouble(m.group(5)), Double.parseDouble(m.group(6)),
+        Double.parseDouble(m.group(7)), childCpuSeconds(output)));
+  }
+
+  /** The children's line of bash's `times` (the second after the marker): user + system seconds; NaN if absent. */
+  static double childCpuSeconds(String output) {
+    int at = output.lastIndexOf(TIMES_PREFIX);
+    if (at < 0) return Double.NaN;
+    String[] lines = output.substring(at).strip().split("\\R");
+    if (lines.length < 3) return Double.NaN;
+    Matcher t = Pattern.compile("(\\d+)m([0-9.]+)s\\s+(\\d+)m([0-9.]+)s").matcher(lines[2]);
+    if (!t.find()) return Double.NaN;
+    return 60 * Double.parseDouble(t.group(1)) + Double.parseDouble(t.group(2)) + 60 * Double.parseDouble(t.group(3))
+        + Double.parseDouble(t.group(4));
+  }
+
+  /** The Lua: per-thread counters, summed over the threads in done(). */
+  static String script(Create create, int expected) {
+    StringBuilder s = new StringBuilder();
+    s.append("local threads = {}\nlocal next_id = 0\n");
+    s.append("function setup(thread)\n  thread:set('tid', next_id)\n  next_id = next_id + 1\n"
+        + "  table.insert(threads, thread)\nend\n");
+    s.append("function init(args)\n  n = 0\n  ok = 0\n  other = 0\n  prefix = 'wrk-' .. os.time() .. '-' .. tid\nend\n");
+    if (create != null) {
+      s.append(String.format(Locale.ROOT, "local headers = { ['Content-Type'] = 'application/json',"
+          + " ['Authorization'] = 'Bearer %s' }\n", lua(create.token())));
+      s.append(String.format(Locale.ROOT, "function request()\n  n = n + 1\n"
+          + "  return wrk.format('POST', nil, headers, '{\"request_key\":\"' .. prefix .. '-' .. n .. '\","
+          + "\"sku\":\"%s\",\"quantity\":1}')\nend\n", lua(create.sku())));
+    }
+    s.append(String.format(Locale.ROOT, "function response(status, headers, body)\n"
+        + "  if status == %d then ok = ok + 1 else other = other + 1 end\nend\n", expected));
+    s.append("function done(summary, latency, requests)\n  local o, x = 0, 0\n"
+        + "  for _, t in ipairs(threads) do o = o + t:get('ok'); x = x + t:get('other') end\n"
+        + "  local e = summary.errors\n"
+        + "  io.write(string.format('" + RESULT_PREFIX + "%d %d %d %d %.3f %.3f %.3f\\n', summary.requests, o, x,"
+        + " e.connect + e.read + e.write + e.timeout, summary.duration / 1e6, latency:percentile(50) / 1e3,"
+        + " latency:percentile(99) / 1e3))\nend\n");
+    return s.toString();
+  }
+
+  /** A value inside a single-quoted Lua string: only what a token or SKU name may hold. */
+  private static String lua(String v) {
+    if (!v.matches("[A-Za-z0-9._~+/=:-]*")) throw new IllegalArgumentException("not a plain token or name: " + v);
+    return v;
+  }
+}
