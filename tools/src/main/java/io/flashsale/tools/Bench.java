@@ -244,9 +244,13 @@ final class Bench {
       Measured m = load("b1", 1, List.of("--rate", String.format(java.util.Locale.ROOT, "%.3f", rate), "--buyers",
           String.valueOf(n), "--max-seconds", String.valueOf(2 * o.openLoopSeconds() + 30)), false);
       ScenarioResult r = m.result();
-      line(String.format("  %.1f x capacity (%.1f arrivals/s): created/s %.1f, CREATED p50 / p99 %.0f / %.0f ms, outcomes %s",
-          f, rate, r.rate(), r.p50Ms(), r.p99Ms(), r.outcomes()));
+      String refusals = Double.isNaN(r.metric("overloaded p99 ms")) ? ""
+          : String.format(", 503 OVERLOADED p50 / p99 %.0f / %.0f ms", r.metric("overloaded p50 ms"),
+              r.metric("overloaded p99 ms"));
+      line(String.format("  %.1f x capacity (%.1f arrivals/s): created/s %.1f, CREATED p50 / p99 %.0f / %.0f ms%s, outcomes %s",
+          f, rate, r.rate(), r.p50Ms(), r.p99Ms(), refusals, r.outcomes()));
       put(medians, String.format(java.util.Locale.ROOT, "open loop %.1fx created p99 ms", f), r.p99Ms());
+      put(medians, String.format(java.util.Locale.ROOT, "open loop %.1fx overloaded p99 ms", f), r.metric("overloaded p99 ms"));
     }
   }
 
@@ -422,6 +426,7 @@ final class Bench {
       if (recording != null) recording.close();
     }
     int code = child.waitFor();
+    settle(scenario);
     if (result == null) { // the load JVM died: say so and go on with the other scenarios
       result = ScenarioResult.aborted(scenario, run, o.concurrency(), "LOAD_EXIT_" + code,
           "load " + scenario + " printed no RESULT (exit " + code + ")");
@@ -435,6 +440,38 @@ final class Bench {
     }
     if (!result.ok()) flag(scenario + (run == 0 ? " warm-up" : " run " + run) + " broke an invariant: " + result.broken());
     return new Measured(result, split);
+  }
+
+  /** The engine and PostgreSQL count as quiet below this share of one core. */
+  static final double QUIET_SHARE = 0.15;
+  static final Duration SETTLE_AT_MOST = Duration.ofSeconds(90);
+
+  /**
+   * Waits until the engine and PostgreSQL are quiet (below {@link #QUIET_SHARE} of a core over a
+   * second), at most {@link #SETTLE_AT_MOST}: what a scenario left behind (the engine ceiling's
+   * terminations and their visibility work, B3's notices) is not charged to the next one. Timers
+   * of orders still open (their reservations, late-notice windows) may keep it from quieting down;
+   * then the next scenario runs beside them, and the line says so.
+   */
+  private void settle(String after) throws InterruptedException {
+    long t0 = System.nanoTime();
+    while (System.nanoTime() - t0 < SETTLE_AT_MOST.toNanos()) {
+      CpuSplit.Sample a = cpu.sample(null);
+      Thread.sleep(1_000);
+      CpuSplit.Sample b = cpu.sample(null);
+      double busy = 0;
+      for (String part : List.of(CpuSplit.TEMPORAL, CpuSplit.POSTGRES)) {
+        busy += b.parts().getOrDefault(part, 0L) - a.parts().getOrDefault(part, 0L);
+      }
+      double share = busy / (b.wallNanos() - a.wallNanos());
+      if (share < QUIET_SHARE) {
+        out.println(String.format("  (settled after %s in %.0f s: engine + PostgreSQL at %.0f %% of a core)", after,
+            (System.nanoTime() - t0) / 1e9, 100 * share));
+        return;
+      }
+    }
+    line(String.format("  (after %s the engine and PostgreSQL stayed above %.0f %% of a core for %d s: the next"
+        + " scenario runs beside that work)", after, 100 * QUIET_SHARE, SETTLE_AT_MOST.toSeconds()));
   }
 
   private jdk.jfr.Recording startRecording() throws Exception {

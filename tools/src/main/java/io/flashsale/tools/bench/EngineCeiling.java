@@ -27,7 +27,7 @@ import java.time.Duration;
  * local activity and upserts the two attributes a created order gains (OrderId, OrderStatus), then
  * waits on one timer. Its worker runs in the service JVM with the orders' worker options; the load
  * JVM drives it at the bench's concurrency. It is to the engine what the JDBC ceiling is to the
- * database (docs/DESIGN.md §Experiments, benchmarks).
+ * database (docs/DESIGN.md §Performance).
  */
 public final class EngineCeiling {
   /** Its own task queue: the orders' worker never sees these workflows. */

@@ -117,6 +117,11 @@ public final class Load implements AutoCloseable {
       m.put("sold_out p50 ms", Stats.pct(soldOut, 50));
       m.put("sold_out p99 ms", Stats.pct(soldOut, 99));
     }
+    List<Long> overloaded = Stats.latencies(b.results(), "OVERLOADED");
+    if (!overloaded.isEmpty()) { // refused for load: the refusal's own latency (it must come at once)
+      m.put("overloaded p50 ms", Stats.pct(overloaded, 50));
+      m.put("overloaded p99 ms", Stats.pct(overloaded, 99));
+    }
     m.put("oversell", (double) s.oversell());
     m.put("remaining", (double) s.remaining());
     m.put("order rows", (double) s.orderRows());

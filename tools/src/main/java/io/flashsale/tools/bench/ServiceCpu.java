@@ -21,7 +21,7 @@ public final class ServiceCpu {
     this.extraRoots = extraRoots;
   }
 
-  /** The service's CPU by part (this JVM, Temporal, PostgreSQL, anything else), and the client's. */
+  /** The service's CPU by part (this JVM, Temporal, PostgreSQL, anything else), and the client's (null: none). */
   public CpuSplit.Sample sample(ProcessHandle client) {
     long wall = System.nanoTime();
     java.util.Map<String, Long> parts = new java.util.LinkedHashMap<>();
@@ -31,8 +31,11 @@ public final class ServiceCpu {
     for (ProcessHandle p : serviceProcesses(client)) {
       parts.merge(part(p, postgres), ProcStat.cpuNanos(p.pid()).orElse(0), Long::sum);
     }
-    long clientCpu = ProcStat.cpuNanos(client.pid()).orElse(0);
-    for (ProcessHandle p : client.descendants().toList()) clientCpu += ProcStat.cpuNanos(p.pid()).orElse(0);
+    long clientCpu = 0; // null: no client, the service alone
+    if (client != null) {
+      clientCpu = ProcStat.cpuNanos(client.pid()).orElse(0);
+      for (ProcessHandle p : client.descendants().toList()) clientCpu += ProcStat.cpuNanos(p.pid()).orElse(0);
+    }
     return new CpuSplit.Sample(wall, parts, clientCpu);
   }
 
