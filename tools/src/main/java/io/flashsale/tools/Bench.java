@@ -84,16 +84,6 @@ final class Bench {
 
   /** The engine ceiling, B1, B1 sold out, the JDBC and pgbench ceilings, B2, B3; returns the exit code. */
   int run() throws Exception {
-    io.temporal.worker.WorkerFactory ceiling = scenarios().contains("engine")
-        ? EngineCeiling.startWorker(w.temporal().client(), ordersWorker.cache(), ordersWorker.options()) : null;
-    try {
-      return runScenarios();
-    } finally {
-      if (ceiling != null) ceiling.shutdown();
-    }
-  }
-
-  private int runScenarios() throws Exception {
     header();
     line("params: runs=" + o.runs() + " clients=" + o.concurrency() + " | b1 buyers=" + o.buyers() + " units="
         + (o.units() > 0 ? String.valueOf(o.units()) : 2 * o.buyers() + " (2x, never sells out)") + " | jdbc pool=" + o.jdbcPool() + " | pgbench " + (pgbench ? o.pgbenchSeconds() + " s" : "not on PATH")
@@ -176,11 +166,19 @@ final class Bench {
    * from wrk at the same connections in this run: a generator light enough that the ratio is the
    * server's. Without wrk on the PATH this says so and measures nothing.
    */
-  private void lightFloors(Map<String, List<Double>> medians) throws Exception {
+  private void lightFloors(Map<String, List<Double>> medians) {
     if (!Wrk.onPath()) {
       line("  wrk: not on the PATH (apt-get install wrk): no floor and no light-generator sold-out figure");
       return;
     }
+    try {
+      wrkFloors(medians);
+    } catch (Exception e) { // a measurement that could not run: said, and the bench goes on
+      line("  wrk: could not measure the floors: " + e);
+    }
+  }
+
+  private void wrkFloors(Map<String, List<Double>> medians) throws Exception {
     HttpJson admin = new HttpJson(adminUrl, null, Duration.ofSeconds(30));
     String sku = "bench-wrk-" + o.stamp().replace("-", "") + "-" + System.nanoTime() % 100_000;
     HttpJson.Reply made = admin.post("/tasks/sku?tenant=t1&sku=" + sku + "&total=0&unit_price=1990&per_user_limit=1", null);
@@ -215,7 +213,12 @@ final class Bench {
 
   private Wrk.Result wrk(String what, Process p, String operation) throws Exception {
     CpuSplit.Sample start = cpu.sample(p.toHandle());
-    Wrk.Result r = Wrk.finish(p);
+    Wrk.Result r;
+    try {
+      r = Wrk.finish(p);
+    } finally {
+      p.destroyForcibly(); // gone already, unless finish failed
+    }
     CpuSplit.Sample after = cpu.sample(p.toHandle()); // wrk has exited: its CPU is the one it reported
     CpuSplit split = CpuSplit.between(start, new CpuSplit.Sample(after.wallNanos(), after.parts(),
         start.clientNanos() + (Double.isNaN(r.cpuSeconds()) ? 0 : (long) (r.cpuSeconds() * 1e9))), cores);
@@ -395,6 +398,20 @@ final class Bench {
     cmd.addAll(overrides); // argparse keeps the last of a repeated option
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
     if (w.callbackSecret() != null) pb.environment().put("FLASHSALE_CALLBACK_SECRET", w.callbackSecret());
+    // the ceiling's worker only while its scenario runs: its cache of terminated runs goes with it
+    io.temporal.worker.WorkerFactory ceiling = scenario.equals("engine")
+        ? EngineCeiling.startWorker(w.temporal().client(), ordersWorker.cache(), ordersWorker.options()) : null;
+    try {
+      return loadWith(pb, scenario, run, profile);
+    } finally {
+      if (ceiling != null) {
+        ceiling.shutdownNow();
+        ceiling.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS);
+      }
+    }
+  }
+
+  private Measured loadWith(ProcessBuilder pb, String scenario, int run, boolean profile) throws Exception {
     Process child = pb.start();
     ProcessHandle handle = child.toHandle();
     CpuSplit.Sample start = null;
@@ -451,7 +468,8 @@ final class Bench {
    * second), at most {@link #SETTLE_AT_MOST}: what a scenario left behind (the engine ceiling's
    * terminations and their visibility work, B3's notices) is not charged to the next one. Timers
    * of orders still open (their reservations, late-notice windows) may keep it from quieting down;
-   * then the next scenario runs beside them, and the line says so.
+   * then the next scenario runs beside them, and the line says so. The in-memory engine runs in
+   * this JVM, whose CPU this does not watch: there only PostgreSQL is waited for.
    */
   private void settle(String after) throws InterruptedException {
     long t0 = System.nanoTime();

@@ -57,8 +57,10 @@ public final class Wrk {
     script.toFile().deleteOnExit();
     // bash's `times` after wrk: the CPU wrk used (user, system), read after it exited
     List<String> cmd = new ArrayList<>(List.of("bash", "-c", "wrk \"$@\"; s=$?; echo " + TIMES_PREFIX + "; times; exit $s",
-        "wrk", "-t2", "-c" + connections, "-d" + seconds + "s", "--latency", "-s", script.toString(), url));
-    return new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        "wrk", "-t" + Math.min(2, connections), "-c" + connections, "-d" + seconds + "s", "--latency", "-s", script.toString(), url));
+    ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
+    pb.environment().put("LC_ALL", "C"); // `times` with a decimal point, whatever the locale
+    return pb.start();
   }
 
   /** Waits for the run and reads its result line. */
