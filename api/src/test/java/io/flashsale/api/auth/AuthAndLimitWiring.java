@@ -4,13 +4,18 @@ import io.dropwizard.auth.AuthDynamicFeature;
 import io.dropwizard.auth.AuthValueFactoryProvider;
 import io.dropwizard.core.setup.Environment;
 import io.flashsale.api.core.BodyLimit;
+import io.flashsale.api.core.ExactHeaders;
 import io.flashsale.api.core.ErrorMappers;
 
-/** The token filter, the body limit and the error mappers as the service registers them, for the HTTP tests' apps. */
+/**
+ * The exact header cache, the token filter, the body limit and the error mappers as the service
+ * registers them, for the HTTP tests' apps.
+ */
 final class AuthAndLimitWiring {
   private AuthAndLimitWiring() {}
 
   static void register(Environment env, TokenService tokens, long limit, Object resource) {
+    ExactHeaders.install(env);
     env.jersey().register(new AuthDynamicFeature(new SessionAuthFilter.Builder(tokens)
         .setAuthenticator(tokens::verify).setPrefix("Bearer").setUnauthorizedHandler(new JsonUnauthorizedHandler())
         .buildAuthFilter()));

@@ -16,7 +16,6 @@ import io.dropwizard.testing.junit5.DropwizardExtensionsSupport;
 import io.flashsale.api.LoopbackConfig;
 import io.flashsale.api.core.BodyLimit;
 import io.flashsale.api.core.ErrorMappers;
-import io.flashsale.api.core.ExactHeaders;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.POST;
@@ -59,7 +58,6 @@ class KeptAliveConnectionHttpTest {
   public static final class TestApp extends Application<Configuration> {
     @Override
     public void run(Configuration cfg, Environment env) {
-      ExactHeaders.install(env);
       env.jersey().property(ServerProperties.OUTBOUND_CONTENT_LENGTH_BUFFER, 0);
       AuthAndLimitWiring.register(env, TOKENS, LIMIT, new Mine());
     }
