@@ -33,6 +33,7 @@ import io.flashsale.persistence.Notifications;
 import io.flashsale.persistence.OrderQueries;
 import io.flashsale.persistence.Principals;
 import io.flashsale.persistence.Skus;
+import io.flashsale.persistence.PrincipalView;
 import io.flashsale.persistence.StockView;
 import io.flashsale.reconciliation.OrphanRepair;
 import io.flashsale.reconciliation.Reconciler;
@@ -57,17 +58,19 @@ public final class RestApi {
 
   /**
    * What the API talks to. {@code stockView} (started and stopped by the launcher) answers the
-   * sold-out gate without a stock read; null: every create reads the stock.
+   * sold-out gate without a stock read; null: every create reads the stock. {@code principalView}
+   * (likewise) answers the revocation check and, for a buyer without any order, the key check;
+   * null: both read the database.
    */
   public record Services(Database db, Orders orders, TokenService tokens, PaymentChannel channel,
       WorkflowServiceStubs temporal, Reconciler reconciler, WorkflowAudit audit, OrphanRepair repair,
-      StockView stockView) {}
+      StockView stockView, PrincipalView principalView) {}
 
   private RestApi() {}
 
   public static void register(Environment env, Settings s, Services d) {
     OrderQueries queries = new OrderQueries(d.db());
-    Principals principals = new Principals(d.db());
+    Principals principals = new Principals(d.db(), d.principalView());
     Skus skus = new Skus(d.db());
 
     // a header value is read as sent, never as a cached one of another case (tokens are case-sensitive)
@@ -89,7 +92,7 @@ public final class RestApi {
     env.jersey().register(new ErrorMappers.Unexpected());
 
     if (s.devLogin()) env.jersey().register(new SessionResource(d.tokens(), principals, s.secureCookie()));
-    OrderResource orderResource = new OrderResource(d.orders(), queries, skus, d.stockView(),
+    OrderResource orderResource = new OrderResource(d.orders(), queries, skus, d.stockView(), d.principalView(),
         new CreateAdmission(s.minCreatesInFlight(), s.maxCreatesInFlight(), s.createLatencyBudgetMs()), s.maxExports());
     env.jersey().register(orderResource);
     OrderEventsResource eventsResource = new OrderEventsResource(queries, principals, s.maxEventStreams(),
@@ -109,6 +112,7 @@ public final class RestApi {
     env.metrics().register("flashsale.exports.open", (Gauge<Integer>) orderResource::openExports);
     env.metrics().register("flashsale.gate.soldOutFromView", orderResource.gateFromView());
     env.metrics().register("flashsale.gate.databaseReads", orderResource.gateFromDatabase());
+    env.metrics().register("flashsale.gate.keyReads", orderResource.keyFromDatabase());
     env.metrics().register("flashsale.gate.overloaded", orderResource.overloaded());
     env.metrics().register("flashsale.admission.bound", (com.codahale.metrics.Gauge<Integer>) orderResource.admission()::bound);
     env.metrics().register("flashsale.admission.inFlight",
@@ -119,6 +123,12 @@ public final class RestApi {
       env.metrics().register("flashsale.stockView.skus", (Gauge<Integer>) view::size);
       env.metrics().register("flashsale.stockView.notifications", (Gauge<Long>) view::notificationsApplied);
       env.healthChecks().register("stock-view", Checks.stockView(view));
+    }
+    if (d.principalView() != null) {
+      PrincipalView view = d.principalView();
+      env.metrics().register("flashsale.principalView.ageMs", (Gauge<Long>) view::ageMillis);
+      env.metrics().register("flashsale.principalView.buyers", (Gauge<Integer>) view::buyers);
+      env.healthChecks().register("principal-view", Checks.principalView(view));
     }
 
     // errors answered before Jersey (bad path, undeclared method) are JSON with a stable code too

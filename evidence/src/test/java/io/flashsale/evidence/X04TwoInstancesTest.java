@@ -64,6 +64,7 @@ class X04TwoInstancesTest {
       crowdGetsExactlyTheStock(apiB);
       sameKeyOnBothMeetsInOneWorkflow(apiB);
       viewsFollowEachOtherWithinTheirBound(apiB, adminB);
+      aRevocationOnAIsRefusedOnBWithinItsBound(apiB);
       instanceBsWorkerRanTasks(b.pid());
       stack.awaitNothingPending(60_000);
       stack.checkReconcileClean(ev, "reconcile clean with two instances");
@@ -181,6 +182,11 @@ class X04TwoInstancesTest {
     ev.check(notSoldOut.isEmpty(), "every probe on B after A sold the last unit got SOLD_OUT " + notSoldOut);
     ev.note("B's view answered SOLD_OUT " + viewSaidSoldOutAfter + " ms after A sold the last unit (bound " + BOUND_MS + " ms)");
     ev.check(viewSaidSoldOutAfter >= 0, "B's view learned the sale on A and answered SOLD_OUT itself");
+    // the key that bought the last unit on A, retried on B while B answers SOLD_OUT from memory: its
+    // order, never SOLD_OUT (B's caller view knows the seller has an order, or B reads the key)
+    HttpJson.Reply retried = Buyers.create(apiB.login("t1", "user-x04-view-a"), "x04-view-last", "sku-x04-view", 1);
+    ev.check(retried.status() == 200 && "REPLAY".equals(code(retried)) && orderId.equals(retried.text("order_id")),
+        "the seller's key retried on B gets its order, 200 REPLAY: " + retried.status() + " " + code(retried));
 
     // the unit comes back on A: B must sell it within the bound
     ev.equal(200, Buyers.cancel(seller, orderId).status(), "A cancels: the unit comes back");
@@ -218,6 +224,27 @@ class X04TwoInstancesTest {
     ev.check(refusedPastBound.isEmpty(), "B refused no probe sent more than its bound (" + BOUND_MS
         + " ms) after the unit was back " + refusedPastBound);
     ev.equal(0, stack.sql.remaining("sku-x04-view"), "the returned unit was sold once");
+  }
+
+  /** A principal revoked on A's admin port is refused on B within B's caller-view bound, and restored likewise. */
+  private void aRevocationOnAIsRefusedOnBWithinItsBound(HttpJson apiB) throws Exception {
+    HttpJson onB = apiB.login("t1", "user-x04-revoked");
+    ev.equal(200, onB.get("/orders").status(), "before the revocation B answers the principal");
+    ev.equal(200, stack.admin.post("/tasks/revoke?tenant=t1&subject=user-x04-revoked", null).status(), "revoked on A");
+    long revokedAt = System.currentTimeMillis();
+    HttpJson.Reply r;
+    while ((r = onB.get("/orders")).status() == 200 && System.currentTimeMillis() - revokedAt < FOLLOW_DEADLINE_MS) {
+      Thread.sleep(20);
+    }
+    long refusedAfter = System.currentTimeMillis() - revokedAt;
+    ev.note("B refused the principal revoked on A " + refusedAfter + " ms after (caller-view bound " + BOUND_MS + " ms)");
+    ev.check(r.status() == 403 && "REVOKED".equals(r.text("error")), "B refuses the revoked principal: " + r.status());
+    ev.equal(200, stack.admin.post("/tasks/unrevoke?tenant=t1&subject=user-x04-revoked", null).status(), "restored on A");
+    long restoredAt = System.currentTimeMillis();
+    while ((r = onB.get("/orders")).status() == 403 && System.currentTimeMillis() - restoredAt < FOLLOW_DEADLINE_MS) {
+      Thread.sleep(20);
+    }
+    ev.equal(200, r.status(), "B answers the restored principal again");
   }
 
   /**

@@ -233,13 +233,27 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
         }
       });
     }
+    io.flashsale.persistence.PrincipalView principalView = cfg.principalView.open(db);
+    if (principalView != null) {
+      env.lifecycle().manage(new Managed() {
+        @Override
+        public void start() {
+          principalView.start();
+        }
+
+        @Override
+        public void stop() {
+          principalView.close();
+        }
+      });
+    }
     RestApi.register(env,
         new RestApi.Settings(cfg.maxBodyBytes, cfg.maxCreatesInFlight, cfg.minCreatesInFlight, cfg.createLatencyBudgetMs,
             cfg.maxExports, cfg.maxEventStreams,
             cfg.maxEventStreamMs, cfg.eventStreamHeartbeatMs, cfg.channel.callbackSecret,
             cfg.auth.devLoginEnabled(cfg.embedded), cfg.auth.secureCookie),
         new RestApi.Services(db, orders, tokens, channel, temporal.service(), reconciler, audit, repair,
-            stockView));
+            stockView, principalView));
 
     // the postmaster itself: down at once when it dies (the pool's check waits out its connection timeout)
     if (stack != null) env.healthChecks().register("postgresql-process", stack.postgres().healthCheck());

@@ -41,6 +41,7 @@ public class FlashsaleConfiguration extends Configuration {
   @Valid @NotNull @JsonProperty public OrderTimings orders = new OrderTimings();
   @Valid @NotNull @JsonProperty public SeedSettings seed = new SeedSettings();
   @Valid @NotNull @JsonProperty public StockViewSettings stockView = new StockViewSettings();
+  @Valid @NotNull @JsonProperty public PrincipalViewSettings principalView = new PrincipalViewSettings();
   /** Creates in flight at once, at most; past the bound POST /orders answers 503 OVERLOADED at once, with Retry-After. */
   @Min(1) @JsonProperty public int maxCreatesInFlight = 256;
   /**
@@ -279,6 +280,21 @@ public class FlashsaleConfiguration extends Configuration {
     public io.flashsale.persistence.StockView open(Database db) {
       if (!enabled) return null;
       return io.flashsale.persistence.StockView.on(db, Duration.ofMillis(refreshMs), Duration.ofMillis(boundMs));
+    }
+  }
+
+  public static class PrincipalViewSettings {
+    /** False: every revocation check and every sold-out answer's key check reads the database. */
+    @JsonProperty public boolean enabled = true;
+    /** How often revocations and new buyers are polled: the longest another process's change goes unseen. */
+    @Min(10) @JsonProperty public long refreshMs = 200;
+    /** The oldest poll the view answers from; must exceed refreshMs. */
+    @Min(11) @JsonProperty public long boundMs = 2_000;
+
+    /** The view on the pool's database (not started), or null when off. */
+    public io.flashsale.persistence.PrincipalView open(Database db) {
+      if (!enabled) return null;
+      return io.flashsale.persistence.PrincipalView.on(db, Duration.ofMillis(refreshMs), Duration.ofMillis(boundMs));
     }
   }
 

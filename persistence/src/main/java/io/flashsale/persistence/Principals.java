@@ -3,12 +3,23 @@ package io.flashsale.persistence;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 
-/** Who may act: a revoked principal gets 403 on every call, whatever its token says. */
+/**
+ * Who may act: a revoked principal gets 403 on every call, whatever its token says. With a
+ * {@link PrincipalView}, the revocation check is answered from memory while the view is sure, and
+ * this process's revocations are applied to the view at once.
+ */
 public final class Principals {
   private final Database db;
+  /** Null: every check reads the database. */
+  private final PrincipalView view;
 
   public Principals(Database db) {
+    this(db, null);
+  }
+
+  public Principals(Database db, PrincipalView view) {
     this.db = db;
+    this.view = view;
   }
 
   public void register(String tenant, String subject) {
@@ -23,6 +34,8 @@ public final class Principals {
   }
 
   public boolean isRevoked(String tenant, String subject) {
+    Boolean known = view == null ? null : view.revoked(tenant, subject);
+    if (known != null) return known;
     return db.read(c -> {
       try (PreparedStatement ps = c.prepareStatement("SELECT revoked FROM principals WHERE tenant = ? AND subject = ?")) {
         ps.setString(1, tenant);
@@ -44,11 +57,12 @@ public final class Principals {
         return ps.executeUpdate();
       }
     });
+    if (view != null) view.noteRevoked(tenant, subject, true);
   }
 
   /** Restores a revoked principal; false when the principal is unknown (nothing is stored then). */
   public boolean unrevoke(String tenant, String subject) {
-    return db.read(c -> {
+    boolean restored = db.read(c -> {
       try (PreparedStatement ps = c.prepareStatement(
           "UPDATE principals SET revoked = false WHERE tenant = ? AND subject = ?")) {
         ps.setString(1, tenant);
@@ -56,5 +70,7 @@ public final class Principals {
         return ps.executeUpdate() == 1;
       }
     });
+    if (restored && view != null) view.noteRevoked(tenant, subject, false);
+    return restored;
   }
 }

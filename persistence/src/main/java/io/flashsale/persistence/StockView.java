@@ -60,7 +60,20 @@ public final class StockView implements AutoCloseable {
 
   private record Key(String tenant, String sku) {}
 
-  private record Entry(boolean soldOut, long learnedAtNanos) {}
+  /**
+   * {@code soldOutSeenNanos}: for a sold-out entry, an instant by which the commit that sold the
+   * SKU out was visible to any new snapshot (the arrival of its notification, or the end of the
+   * full read that first saw it sold out); kept while the SKU stays sold out.
+   */
+  private record Entry(boolean soldOut, long learnedAtNanos, long soldOutSeenNanos) {
+    static Entry of(boolean soldOut, long learnedAt, long seen, Entry before) {
+      long since = !soldOut ? NOT_SOLD_OUT : before != null && before.soldOut() ? before.soldOutSeenNanos() : seen;
+      return new Entry(soldOut, learnedAt, since);
+    }
+  }
+
+  /** What {@link #soldOutSeenAt} answers for a SKU the view does not know as sold out. */
+  public static final long NOT_SOLD_OUT = Long.MIN_VALUE;
 
   private final ConnectionSource connections;
   private final long refreshNanos;
@@ -149,6 +162,17 @@ public final class StockView implements AutoCloseable {
     return answer(tenant, sku) == Answer.SOLD_OUT;
   }
 
+  /**
+   * A {@link System#nanoTime} instant by which every order of the SKU was committed, as far as
+   * this view can tell: the SKU sold out and stayed so since, so a read started after it sees
+   * every order the SKU has. {@link #NOT_SOLD_OUT} unless {@link #soldOut} says so.
+   */
+  public long soldOutSeenAt(String tenant, String sku) {
+    if (!soldOut(tenant, sku)) return NOT_SOLD_OUT;
+    Entry e = entries.get(new Key(tenant, sku));
+    return e == null ? NOT_SOLD_OUT : e.soldOutSeenNanos();
+  }
+
   /** Milliseconds since the last full read that succeeded started; -1 before the first. */
   public long ageMillis() {
     long refreshed = refreshedAtNanos;
@@ -212,7 +236,8 @@ public final class StockView implements AutoCloseable {
         PGConnection pg = c.unwrap(PGConnection.class);
         // listening before the first read: a flip committed after the read's snapshot is notified
         listening = true;
-        refresh(c);
+        // flips may have gone unnotified while disconnected: no sold-out instant is kept across the gap
+        refresh(c, false);
         if (failing) log.info("stock view connected again: {}", describe());
         failing = false;
         long nextRefresh = System.nanoTime() + refreshNanos;
@@ -222,7 +247,7 @@ public final class StockView implements AutoCloseable {
           PGNotification[] received = pg.getNotifications((int) Math.min(waitMillis, Integer.MAX_VALUE));
           if (received != null) apply(received);
           if (System.nanoTime() - nextRefresh >= 0) {
-            refresh(c);
+            refresh(c, true);
             nextRefresh = System.nanoTime() + refreshNanos;
           }
         }
@@ -244,13 +269,18 @@ public final class StockView implements AutoCloseable {
   }
 
   /** Every SKU's sold-out state as one snapshot; every entry is stamped with the read's start. */
-  private void refresh(Connection c) throws SQLException {
+  private void refresh(Connection c, boolean sameConnection) throws SQLException {
     long started = System.nanoTime();
-    Map<Key, Entry> next = new ConcurrentHashMap<>();
+    Map<Key, Entry> read = new java.util.HashMap<>();
     try (PreparedStatement ps = c.prepareStatement("SELECT tenant, sku, remaining = 0 FROM sku");
         ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) next.put(new Key(rs.getString(1), rs.getString(2)), new Entry(rs.getBoolean(3), started));
+      while (rs.next()) read.put(new Key(rs.getString(1), rs.getString(2)), new Entry(rs.getBoolean(3), started, 0));
     }
+    // the read's snapshot was taken before it ended: a commit it saw was visible by then
+    long seen = System.nanoTime();
+    Map<Key, Entry> before = sameConnection ? entries : Map.of();
+    Map<Key, Entry> next = new ConcurrentHashMap<>();
+    read.forEach((k, e) -> next.put(k, Entry.of(e.soldOut(), started, seen, before.get(k))));
     entries = next;
     refreshedAtNanos = started;
     refreshes.incrementAndGet();
@@ -268,7 +298,7 @@ public final class StockView implements AutoCloseable {
         if (remaining.isNull() || remaining.isMissingNode()) {
           current.remove(key);
         } else {
-          current.put(key, new Entry(remaining.asInt() == 0, now));
+          current.put(key, Entry.of(remaining.asInt() == 0, now, now, current.get(key)));
         }
         notificationsApplied.incrementAndGet();
       } catch (RuntimeException bad) {

@@ -30,6 +30,22 @@ public final class Checks {
    * The sold-out view's age: informational, never unhealthy. A stale view costs a stock read per
    * create (the gate falls through to the database), not correctness.
    */
+  /** Healthy either way: a stale view only sends the gate to the database. */
+  public static HealthCheck principalView(io.flashsale.persistence.PrincipalView view) {
+    return new HealthCheck() {
+      @Override
+      protected Result check() {
+        return Result.builder().healthy().withMessage(view.describe())
+            .withDetail("ageMs", view.ageMillis())
+            .withDetail("boundMs", view.boundMillis())
+            .withDetail("fresh", view.fresh())
+            .withDetail("buyers", view.buyers())
+            .withDetail("revoked", view.revokedCount())
+            .build();
+      }
+    };
+  }
+
   public static HealthCheck stockView(StockView view) {
     return new HealthCheck() {
       @Override

@@ -14,6 +14,7 @@ import io.dropwizard.auth.Auth;
 import io.flashsale.persistence.OrderQueries;
 import io.flashsale.persistence.OrderQueries.KeyedOrder;
 import io.flashsale.persistence.OrderQueries.OrderDetails;
+import io.flashsale.persistence.PrincipalView;
 import io.flashsale.persistence.Skus;
 import io.flashsale.persistence.StockView;
 import com.codahale.metrics.Counter;
@@ -63,6 +64,10 @@ public class OrderResource {
   private final Skus skus;
   /** The in-memory sold-out view; null: every create reads the stock (the old gate). */
   private final StockView stockView;
+  /** Who has any order, in memory; null: a sold-out answer reads the request key from the database. */
+  private final PrincipalView principalView;
+  /** Sold-out answers that read the request key from the database (the view could not say "no order"). */
+  private final Counter keyFromDatabase = new Counter();
   /** Creates refused SOLD_OUT from the view, without a stock read. */
   private final Counter gateFromView = new Counter();
   /** Creates refused 503 OVERLOADED at the admission bound (the metric flashsale.gate.overloaded). */
@@ -84,10 +89,16 @@ public class OrderResource {
 
   public OrderResource(Orders orders, OrderQueries queries, Skus skus, StockView stockView, CreateAdmission admission,
       int maxExports) {
+    this(orders, queries, skus, stockView, null, admission, maxExports);
+  }
+
+  public OrderResource(Orders orders, OrderQueries queries, Skus skus, StockView stockView, PrincipalView principalView,
+      CreateAdmission admission, int maxExports) {
     this.orders = orders;
     this.queries = queries;
     this.skus = skus;
     this.stockView = stockView;
+    this.principalView = principalView;
     this.admission = admission;
     this.exports = new java.util.concurrent.Semaphore(maxExports);
   }
@@ -106,7 +117,15 @@ public class OrderResource {
     // else the view says (available, not known, stale) is checked against the database as before; the
     // reserve in the workflow decides every sale either way.
     KeyedOrder keyed;
-    if (stockView != null && stockView.soldOut(caller.tenant(), sku)) {
+    long soldOutSeen = stockView == null ? StockView.NOT_SOLD_OUT : stockView.soldOutSeenAt(caller.tenant(), sku);
+    if (soldOutSeen != StockView.NOT_SOLD_OUT) {
+      // a buyer the caller view knows has no order at all, from a poll that started after every
+      // order of this SKU was committed, has no order under this key either: no read at all
+      if (principalView != null && principalView.hasNoOrder(caller.tenant(), caller.subject(), soldOutSeen)) {
+        gateFromView.inc();
+        return outcome(409, CreateOutcome.SOLD_OUT);
+      }
+      keyFromDatabase.inc();
       keyed = queries.keyedOrder(caller.tenant(), caller.subject(), requestKey);
       if (keyed == null) {
         gateFromView.inc();
@@ -124,6 +143,7 @@ public class OrderResource {
     // a retry of a key that has its order is answered from the row, whether or not the order's run is
     // still open: no engine call, no update in its history, no new run after it closed (DESIGN.md §REST API)
     if (keyed != null) {
+      if (principalView != null) principalView.noteOrdered(caller.tenant(), caller.subject());
       if (!keyed.payload().equals(request.payload())) return outcome(422, CreateOutcome.KEY_REUSED);
       return createAnswer(CreateOutcome.REPLAY, keyed.orderId());
     }
@@ -143,6 +163,7 @@ public class OrderResource {
       admission.done(answered);
     }
     // REPLAY from the workflow: a call that raced the first one with the key and lost
+    if (principalView != null && r.order() != null) principalView.noteOrdered(caller.tenant(), caller.subject());
     return switch (r.outcome()) {
       case CREATED, REPLAY -> createAnswer(r.outcome(), r.order().orderId());
       case SOLD_OUT, USER_LIMIT -> outcome(409, r.outcome());
@@ -240,6 +261,11 @@ public class OrderResource {
   /** The admission bound and what is in flight under it (gauges flashsale.admission.*). */
   public CreateAdmission admission() {
     return admission;
+  }
+
+  /** Sold-out answers that read the request key (the metric flashsale.gate.keyReads). */
+  public Counter keyFromDatabase() {
+    return keyFromDatabase;
   }
 
   /** Creates whose gate read the stock from the database (the metric flashsale.gate.databaseReads). */

@@ -26,11 +26,13 @@ import io.flashsale.api.auth.TokenAuthenticator;
 import io.flashsale.api.auth.TokenService;
 import io.flashsale.api.core.BodyLimit;
 import io.flashsale.api.core.ErrorMappers;
+import io.flashsale.persistence.Database;
 import io.flashsale.persistence.Inventory;
 import io.flashsale.persistence.MigratedPostgres;
 import io.flashsale.persistence.OrderQueries;
 import io.flashsale.persistence.OrderRow;
 import io.flashsale.persistence.OrderTransitions;
+import io.flashsale.persistence.PrincipalView;
 import io.flashsale.persistence.Principals;
 import io.flashsale.persistence.Skus;
 import io.flashsale.persistence.Stock;
@@ -61,8 +63,10 @@ import org.mockito.MockMakers;
  * POST /orders' sold-out gate with the stock view, on a real PostgreSQL: a SKU the view knows as
  * sold out is refused 409 SOLD_OUT without a stock read and without the engine; a retry of a key
  * that has an order still gets that order; an unknown SKU, an available one and any SKU while the
- * view is stale go through the stock read as before. The SKUs and queries are the real ones
- * (spied, to count their calls); only the workflow client is a mock.
+ * view is stale go through the stock read as before. With the caller view too, a buyer without
+ * any order is refused without a single database read (no revocation read, no key read), and a
+ * buyer with an order under another SKU still gets 422 KEY_REUSED. The SKUs, queries and database
+ * are the real ones (spied, to count their calls); only the workflow client is a mock.
  */
 class SoldOutGateTest {
   @RegisterExtension static final MigratedPostgres pg = new MigratedPostgres();
@@ -82,6 +86,11 @@ class SoldOutGateTest {
   private static StockView staleView;
   private static OrderResource staleResource;
   private static ResourceExtension staleApi;
+  /** The stock view and the caller view, with the principals' reads counted. */
+  private static PrincipalView principalView;
+  private static Database principalsDb;
+  private static OrderResource memoryResource;
+  private static ResourceExtension memoryApi;
 
   private final String subject = "buyer-" + NEXT_ID.incrementAndGet();
 
@@ -101,19 +110,27 @@ class SoldOutGateTest {
     staleResource = new OrderResource(orders, queries, skus, staleView, 4, 1);
     staleApi = api(staleResource, principals);
     staleApi.before();
+    principalView = PrincipalView.on(pg.db(), Duration.ofMillis(50), Duration.ofMillis(2_000));
+    principalView.start();
+    principalsDb = spyOn(pg.db(), Database.class);
+    memoryResource = new OrderResource(orders, queries, skus, view, principalView, CreateAdmission.fixed(4), 1);
+    memoryApi = api(memoryResource, new Principals(principalsDb, principalView));
+    memoryApi.before();
   }
 
   @AfterAll
   static void stopApi() throws Throwable {
     if (api != null) api.after();
     if (staleApi != null) staleApi.after();
+    if (memoryApi != null) memoryApi.after();
+    if (principalView != null) principalView.close();
     if (view != null) view.close();
     if (staleView != null) staleView.close();
   }
 
   @BeforeEach
   void forgetEarlierCalls() {
-    reset(skus, queries, orders);
+    reset(skus, queries, orders, principalsDb);
   }
 
   private static <T> T spyOn(T real, Class<T> type) {
@@ -164,17 +181,7 @@ class SoldOutGateTest {
   @Test
   void aRetryOfAKeyThatHasAnOrderGetsItsOrderNotSoldOut() {
     String sku = newSku(1);
-    // the first call took the last unit and made the order (what the workflow's reserve commits)
-    String orderId = "ord-gate-" + NEXT_ID.incrementAndGet();
-    String workflowId = WorkflowIds.forScope(TENANT, subject, "k1");
-    pg.db().inTx(c -> {
-      assertEquals(Inventory.Take.HELD, Inventory.reserve(c, Inventory.firstReservationKey(orderId), TENANT, sku, subject,
-          1, 3, Duration.ofMinutes(10)));
-      return OrderTransitions.insertCreated(c, new OrderRow(orderId, TENANT, subject, "k1",
-          new CreateOrder(TENANT, subject, "k1", sku, 1, null).payload(), sku, 1, 1990, OrderStatus.CREATED, 1,
-          Inventory.firstReservationKey(orderId), 1, workflowId), null, "create");
-    });
-    assertEquals(new Stock(1, 0, 1, 0), pg.db().read(c -> Stock.of(c, TENANT, sku)));
+    String orderId = takeLastUnitWithAnOrder(sku, "k1");
     awaitSoldOut(sku);
 
     Response r = create(api, "k1", sku);
@@ -190,6 +197,64 @@ class SoldOutGateTest {
     // another key of the same buyer is no retry: sold out
     assertEquals(409, create(api, "k2", sku).getStatus());
     verifyNoInteractions(orders);
+  }
+
+  // ---------------------------------------------------------------- from the view and the caller view
+
+  @Test
+  void aBuyerWithoutAnyOrderIsSoldOutWithoutASingleDatabaseRead() {
+    String sku = newSku(1);
+    reserveLastUnit(sku, "someone-else");
+    awaitSoldOut(sku);
+    awaitCallerViewAfter(sku);
+    reset(skus, queries, orders, principalsDb);
+    long before = memoryResource.gateFromView().getCount();
+    long keyReads = memoryResource.keyFromDatabase().getCount();
+
+    for (int i = 0; i < 50; i++) {
+      Response r = create(memoryApi, "crowd-" + i, sku);
+      assertEquals(409, r.getStatus());
+      assertEquals("{\"outcome\":\"SOLD_OUT\"}", r.readEntity(String.class));
+    }
+    verify(principalsDb, never()).read(any());
+    verify(queries, never()).keyedOrder(anyString(), anyString(), anyString());
+    verify(skus, never()).remaining(anyString(), anyString());
+    verifyNoInteractions(orders);
+    assertEquals(before + 50, memoryResource.gateFromView().getCount());
+    assertEquals(keyReads, memoryResource.keyFromDatabase().getCount());
+  }
+
+  @Test
+  void withTheCallerViewAKeyWithAnOrderGetsItsOrderOrKeyReusedNotSoldOut() {
+    String sku = newSku(1);
+    String orderId = takeLastUnitWithAnOrder(sku, "k1");
+    String otherSku = newSku(0);
+    awaitSoldOut(sku);
+    awaitSoldOut(otherSku);
+    awaitCallerViewAfter(sku);
+    awaitCallerViewAfter(otherSku);
+
+    Response replay = create(memoryApi, "k1", sku);
+    String body = replay.readEntity(String.class);
+    assertEquals(200, replay.getStatus(), body);
+    assertEquals(orderId, parse(body).get("order_id").asText());
+    // the same key with another SKU: the key's order decides, as the contract says, before sold out
+    Response reused = create(memoryApi, "k1", otherSku);
+    assertEquals(422, reused.getStatus());
+    assertEquals("{\"outcome\":\"KEY_REUSED\"}", reused.readEntity(String.class));
+    verify(queries, times(2)).keyedOrder(TENANT, subject, "k1");
+    verifyNoInteractions(orders);
+  }
+
+  @Test
+  void aRevokedBuyerIsRefusedFromTheCallerViewAtOnce() {
+    String sku = newSku(0);
+    awaitSoldOut(sku);
+    new Principals(pg.db(), principalView).revoke(TENANT, subject);
+    Response r = create(memoryApi, "k1", sku);
+    assertEquals(403, r.getStatus());
+    assertTrue(r.readEntity(String.class).contains("REVOKED"));
+    verify(principalsDb, never()).read(any());
   }
 
   // ---------------------------------------------------------------- through the stock read
@@ -253,6 +318,32 @@ class SoldOutGateTest {
     String key = "gate-res-" + NEXT_ID.incrementAndGet();
     assertEquals(Inventory.Take.HELD, pg.db().inTx(c -> Inventory.reserve(c, key, TENANT, sku, buyer, 1, 3,
         Duration.ofMinutes(10))));
+  }
+
+  /** The first call with the key took the last unit and made the order (what the workflow's reserve commits). */
+  private String takeLastUnitWithAnOrder(String sku, String requestKey) {
+    String orderId = "ord-gate-" + NEXT_ID.incrementAndGet();
+    String workflowId = WorkflowIds.forScope(TENANT, subject, requestKey);
+    pg.db().inTx(c -> {
+      assertEquals(Inventory.Take.HELD, Inventory.reserve(c, Inventory.firstReservationKey(orderId), TENANT, sku, subject,
+          1, 3, Duration.ofMinutes(10)));
+      return OrderTransitions.insertCreated(c, new OrderRow(orderId, TENANT, subject, requestKey,
+          new CreateOrder(TENANT, subject, requestKey, sku, 1, null).payload(), sku, 1, 1990, OrderStatus.CREATED, 1,
+          Inventory.firstReservationKey(orderId), 1, workflowId), null, "create");
+    });
+    assertEquals(new Stock(1, 0, 1, 0), pg.db().read(c -> Stock.of(c, TENANT, sku)));
+    return orderId;
+  }
+
+  /** Until a poll of the caller view started after the view learned the SKU sold out. */
+  private static void awaitCallerViewAfter(String sku) {
+    long seen = view.soldOutSeenAt(TENANT, sku);
+    assertTrue(seen != StockView.NOT_SOLD_OUT, "the SKU is sold out in the view");
+    long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+    while (!principalView.hasNoOrder(TENANT, "nobody", seen)) {
+      if (System.nanoTime() > deadline) fail("no poll of the caller view after the sold-out within 5 s");
+      sleep();
+    }
   }
 
   private static void awaitSoldOut(String sku) {

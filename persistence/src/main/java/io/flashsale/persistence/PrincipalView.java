@@ -1,0 +1,306 @@
+package io.flashsale.persistence;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.util.Properties;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What the API's create gate needs to know about a caller, in memory, one per process: whether
+ * the principal is revoked, and whether it has any order at all. A sold-out answer then makes no
+ * database round trip: not the revocation read, not the read of the request key (a buyer without
+ * any order cannot have an order under this key).
+ *
+ * <p>One daemon thread polls every {@code refresh} on a connection of its own: the revoked
+ * principals in full (a small set), and the buyers of the orders that appeared since the last
+ * poll. "Since" is exact, not a guess: before each read the poll takes the start of the oldest
+ * transaction still open on the database ({@code pg_stat_activity.xact_start}); an order that was
+ * not yet committed then carries {@code created_at = now()} of its transaction, so it is at or
+ * after that horizon and the next poll, which reads from it, sees it. A poll that cannot see every
+ * open transaction (a role without {@code pg_read_all_stats} next to sessions of another role)
+ * learns nothing and the view goes stale.
+ *
+ * <p>Bounded staleness, as in {@link StockView}: every answer comes from a poll started within
+ * {@code bound}; otherwise the view says it does not know and the caller reads the database. An
+ * order committed after the last poll is not known yet, so {@link #hasNoOrder} also takes the
+ * moment from which an order must be known (for a sold-out SKU, when its last unit's commit was
+ * visible: every order of that SKU committed by then) and answers only from a poll started after
+ * it. Revocations and orders made through this process are applied at once.
+ * Docs: docs/DESIGN.md §Workflow design, "Caller view".
+ */
+public final class PrincipalView implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(PrincipalView.class);
+
+  /** Past this many buyers the view stops answering "no order" (the key read stays) instead of growing. */
+  public static final int DEFAULT_MAX_BUYERS = 1_000_000;
+
+  private record Principal(String tenant, String subject) {}
+
+  private record Note(boolean revoked, long atNanos) {}
+
+  private final StockView.ConnectionSource connections;
+  private final long refreshMillis;
+  private final long boundNanos;
+  private final int maxBuyers;
+  private volatile Set<Principal> revoked = ConcurrentHashMap.newKeySet();
+  private final Set<Principal> buyers = ConcurrentHashMap.newKeySet();
+  /** Revocations noted by this process, kept over a poll that may have read before they committed. */
+  private final java.util.Map<Principal, Note> notes = new ConcurrentHashMap<>();
+  /** The horizon the next poll reads orders from; null until the first full read. */
+  private Timestamp horizon;
+  /** When the last poll that succeeded started (its reads saw every commit before this); MIN before the first. */
+  private volatile long polledAtNanos = Long.MIN_VALUE;
+  private volatile boolean buyersOverflow;
+  private volatile String lastError;
+  private final AtomicLong polls = new AtomicLong();
+  private volatile boolean closed;
+  private volatile Connection current;
+  private Thread thread;
+
+  /**
+   * @param refresh how often the view polls (the longest another process's revocation or order goes unseen)
+   * @param bound   the oldest poll the view answers from; must exceed {@code refresh}
+   */
+  public PrincipalView(StockView.ConnectionSource connections, Duration refresh, Duration bound, int maxBuyers) {
+    if (refresh.toMillis() < 10) throw new IllegalArgumentException("refresh must be at least 10 ms, got " + refresh);
+    if (bound.compareTo(refresh) <= 0) {
+      throw new IllegalArgumentException("the caller view's bound (" + bound.toMillis() + " ms) must exceed its refresh ("
+          + refresh.toMillis() + " ms)");
+    }
+    this.connections = connections;
+    this.refreshMillis = refresh.toMillis();
+    this.boundNanos = bound.toNanos();
+    this.maxBuyers = maxBuyers;
+  }
+
+  /** A view on the pool's database, with a connection of its own. */
+  public static PrincipalView on(Database db, Duration refresh, Duration bound) {
+    Properties props = new Properties();
+    props.setProperty("ApplicationName", "flashsale-principal-view");
+    props.setProperty("tcpKeepAlive", "true");
+    props.setProperty("socketTimeout", Long.toString(Math.max(10, bound.toSeconds() * 5)));
+    props.setProperty("connectTimeout", "5");
+    return new PrincipalView(() -> db.openUnpooled(props), refresh, bound, DEFAULT_MAX_BUYERS);
+  }
+
+  public synchronized void start() {
+    if (thread != null) throw new IllegalStateException("already started");
+    thread = new Thread(this::run, "principal-view");
+    thread.setDaemon(true);
+    thread.start();
+  }
+
+  @Override
+  public void close() {
+    closed = true;
+    Thread t;
+    synchronized (this) {
+      t = thread;
+    }
+    try {
+      Connection c = current;
+      if (c != null) c.close();
+    } catch (SQLException | RuntimeException ignored) {
+      // closing is all that is wanted
+    }
+    if (t != null) {
+      t.interrupt();
+      try {
+        t.join(5_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  // ---------------------------------------------------------------- answers
+
+  /** TRUE or FALSE from a poll within the bound; null when the view cannot be sure (read the database). */
+  public Boolean revoked(String tenant, String subject) {
+    if (!fresh()) return null;
+    return revoked.contains(new Principal(tenant, subject));
+  }
+
+  /**
+   * True only when the principal has no order at all, known from a poll within the bound that
+   * started after {@code knownSinceNanos} (a {@link System#nanoTime} instant). False means "read
+   * the key": it may have an order, or the view cannot be sure.
+   */
+  public boolean hasNoOrder(String tenant, String subject, long knownSinceNanos) {
+    long polled = polledAtNanos;
+    if (polled == Long.MIN_VALUE || buyersOverflow || polled - knownSinceNanos <= 0) return false;
+    if (System.nanoTime() - polled > boundNanos) return false;
+    return !buyers.contains(new Principal(tenant, subject));
+  }
+
+  /** A revocation or its undoing made through this process: applied at once, before the next poll says so. */
+  public void noteRevoked(String tenant, String subject, boolean isRevoked) {
+    Principal p = new Principal(tenant, subject);
+    notes.put(p, new Note(isRevoked, System.nanoTime()));
+    if (isRevoked) revoked.add(p);
+    else revoked.remove(p);
+  }
+
+  /** An order this process saw created or answered: known at once, before the next poll says so. */
+  public void noteOrdered(String tenant, String subject) {
+    addBuyer(new Principal(tenant, subject));
+  }
+
+  // ---------------------------------------------------------------- state, for health and metrics
+
+  public long ageMillis() {
+    long polled = polledAtNanos;
+    return polled == Long.MIN_VALUE ? -1 : (System.nanoTime() - polled) / 1_000_000;
+  }
+
+  public long boundMillis() {
+    return boundNanos / 1_000_000;
+  }
+
+  public boolean fresh() {
+    long age = ageMillis();
+    return age >= 0 && age <= boundMillis();
+  }
+
+  public int buyers() {
+    return buyers.size();
+  }
+
+  public int revokedCount() {
+    return revoked.size();
+  }
+
+  public long polls() {
+    return polls.get();
+  }
+
+  public String lastError() {
+    return lastError;
+  }
+
+  public String describe() {
+    long age = ageMillis();
+    return (age < 0 ? "no poll yet" : "last poll " + age + " ms ago") + ", bound " + boundMillis() + " ms, "
+        + buyers() + " buyers" + (buyersOverflow ? " (over " + maxBuyers + ": the key is always read)" : "") + ", "
+        + revokedCount() + " revoked" + (fresh() ? "" : "; stale: the gate reads the database")
+        + (lastError == null ? "" : "; last error: " + lastError);
+  }
+
+  // ---------------------------------------------------------------- the view's thread
+
+  private void run() {
+    boolean failing = false;
+    while (!closed) {
+      try (Connection c = connections.open()) {
+        current = c;
+        if (closed) break;
+        c.setAutoCommit(true);
+        // after a reconnect, read every buyer again (nothing is assumed across the gap), and answer
+        // nothing from the buyers until that read is complete
+        polledAtNanos = Long.MIN_VALUE;
+        horizon = null;
+        while (!closed) {
+          poll(c);
+          if (failing) log.info("principal view polling again: {}", describe());
+          failing = false;
+          Thread.sleep(refreshMillis);
+        }
+      } catch (InterruptedException e) {
+        if (closed) break;
+        Thread.currentThread().interrupt();
+        break;
+      } catch (SQLException | RuntimeException e) {
+        if (closed) break;
+        lastError = e.toString();
+        if (!failing) log.warn("principal view cannot poll (revocation and key checks read the database after {} ms): {}",
+            boundMillis(), e.toString());
+        failing = true;
+        try {
+          Thread.sleep(Math.min(1_000, refreshMillis));
+        } catch (InterruptedException ie) {
+          break;
+        }
+      } finally {
+        current = null;
+      }
+    }
+  }
+
+  /** One poll: the horizon first, then the revoked set and the buyers from the previous horizon. */
+  private void poll(Connection c) throws SQLException {
+    long started = System.nanoTime();
+    Timestamp next = openTransactionsHorizon(c);
+    if (next == null) {
+      throw new SQLException("pg_stat_activity hides transactions of other roles from this role; grant it pg_read_all_stats");
+    }
+    Set<Principal> nowRevoked = ConcurrentHashMap.newKeySet();
+    try (PreparedStatement ps = c.prepareStatement("SELECT tenant, subject FROM principals WHERE revoked");
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) nowRevoked.add(new Principal(rs.getString(1), rs.getString(2)));
+    }
+    Timestamp from = horizon;
+    if (from == null) {
+      buyers.clear();
+      buyersOverflow = false;
+      try (PreparedStatement ps = c.prepareStatement("SELECT DISTINCT tenant, subject FROM orders");
+          ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) addBuyer(new Principal(rs.getString(1), rs.getString(2)));
+      }
+    } else {
+      try (PreparedStatement ps = c.prepareStatement("SELECT tenant, subject FROM orders WHERE created_at >= ?")) {
+        ps.setTimestamp(1, from);
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) addBuyer(new Principal(rs.getString(1), rs.getString(2)));
+        }
+      }
+    }
+    // a revocation noted after this poll started may have committed after its read: it stays as
+    // noted until a poll started after it reads it
+    for (var note : notes.entrySet()) {
+      if (note.getValue().atNanos() - started > 0) {
+        if (note.getValue().revoked()) nowRevoked.add(note.getKey());
+        else nowRevoked.remove(note.getKey());
+      } else {
+        notes.remove(note.getKey(), note.getValue());
+      }
+    }
+    revoked = nowRevoked;
+    horizon = next;
+    polledAtNanos = started;
+    polls.incrementAndGet();
+    lastError = null;
+  }
+
+  /**
+   * The start of the oldest transaction of a client session open on this database now (or now,
+   * with none open); null when some session's transaction is hidden from this role. Background
+   * workers (autovacuum) write no orders and would hold the horizon back for as long as they run.
+   */
+  private static Timestamp openTransactionsHorizon(Connection c) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT least(now(), min(xact_start)), count(*) FILTER (WHERE query = '<insufficient privilege>')"
+            + " FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'");
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getLong(2) > 0 ? null : rs.getTimestamp(1);
+    }
+  }
+
+  private void addBuyer(Principal p) {
+    if (buyersOverflow) return;
+    buyers.add(p);
+    if (buyers.size() > maxBuyers) {
+      buyersOverflow = true;
+      buyers.clear();
+      log.warn("principal view: more than {} buyers; the create gate reads the request key from the database", maxBuyers);
+    }
+  }
+}

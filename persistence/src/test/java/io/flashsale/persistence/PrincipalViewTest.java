@@ -1,0 +1,183 @@
+package io.flashsale.persistence;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The in-memory caller view on a real PostgreSQL: a revocation or an order made by another
+ * process is seen within a few polls; one made through this process at once; an order whose
+ * transaction began before a poll and committed after it is still seen (the horizon of open
+ * transactions); "no order" is said only from a poll that started after the instant asked for;
+ * a view that cannot poll stops answering once its last poll is older than the bound.
+ */
+class PrincipalViewTest {
+  @RegisterExtension static final MigratedPostgres pg = new MigratedPostgres();
+
+  private static final String TENANT = "t1";
+  private static final Duration REFRESH = Duration.ofMillis(50);
+  private static final Duration BOUND = Duration.ofSeconds(2);
+  /** How long a change made elsewhere may take to be seen here (a loaded 2-core machine included). */
+  private static final Duration SEEN_DEADLINE = Duration.ofSeconds(5);
+  private static final AtomicInteger NEXT_ID = new AtomicInteger();
+
+  private final List<PrincipalView> views = new ArrayList<>();
+  private final String subject = "pv-buyer-" + NEXT_ID.incrementAndGet();
+
+  @AfterEach
+  void closeViews() {
+    views.forEach(PrincipalView::close);
+  }
+
+  private PrincipalView started() {
+    PrincipalView v = PrincipalView.on(pg.db(), REFRESH, BOUND);
+    views.add(v);
+    v.start();
+    await("the first poll", v::fresh);
+    return v;
+  }
+
+  @Test
+  void aRevocationByAnotherProcessIsSeenWithinPollsAndOneOfThisProcessAtOnce() throws Exception {
+    PrincipalView view = started();
+    assertEquals(Boolean.FALSE, view.revoked(TENANT, subject));
+
+    // another process (plain SQL on a connection outside every pool) revokes and restores
+    execute("INSERT INTO principals (tenant, subject, revoked) VALUES ('" + TENANT + "', '" + subject + "', true)");
+    await("the revocation", () -> Boolean.TRUE.equals(view.revoked(TENANT, subject)));
+    execute("UPDATE principals SET revoked = false WHERE tenant = '" + TENANT + "' AND subject = '" + subject + "'");
+    await("the restore", () -> Boolean.FALSE.equals(view.revoked(TENANT, subject)));
+
+    // this process: the view knows before its next poll, and no poll takes it back
+    Principals principals = new Principals(pg.db(), view);
+    principals.revoke(TENANT, subject);
+    assertTrue(view.revoked(TENANT, subject), "a revocation of this process is known at once");
+    assertTrue(principals.isRevoked(TENANT, subject));
+    long polls = view.polls();
+    await("three more polls", () -> view.polls() >= polls + 3);
+    assertTrue(view.revoked(TENANT, subject), "the polls after it read it committed");
+    assertTrue(principals.unrevoke(TENANT, subject));
+    assertFalse(view.revoked(TENANT, subject), "a restore of this process is known at once");
+  }
+
+  @Test
+  void anOrderOfAnotherProcessIsSeenAndNoOrderIsSaidOnlyFromALaterPoll() {
+    PrincipalView view = started();
+    long asked = System.nanoTime();
+    assertFalse(view.hasNoOrder(TENANT, subject, asked), "no poll has started after the instant asked for yet");
+    await("a poll after the instant", () -> view.hasNoOrder(TENANT, subject, asked));
+
+    TestOrders.create(pg.db(), "ord-pv-" + NEXT_ID.incrementAndGet(), TENANT, subject);
+    await("the order", () -> !view.hasNoOrder(TENANT, subject, asked));
+    assertFalse(view.hasNoOrder(TENANT, subject, Long.MIN_VALUE + 1));
+
+    // an order this process made is known at once
+    String other = subject + "-b";
+    assertTrue(view.hasNoOrder(TENANT, other, asked));
+    view.noteOrdered(TENANT, other);
+    assertFalse(view.hasNoOrder(TENANT, other, asked));
+  }
+
+  @Test
+  void anOrderWhoseTransactionBeganBeforeAPollAndCommittedAfterItIsSeen() throws Exception {
+    PrincipalView view = started();
+    try (Connection c = pg.outsideConnection()) {
+      c.setAutoCommit(false);
+      // created_at is the transaction's start: older than the polls that run while it stays open
+      OrderRow row = TestOrders.unsaved("ord-pv-" + NEXT_ID.incrementAndGet(), TENANT, subject, "k-open");
+      OrderTransitions.insertCreated(c, row, null, TestOrders.CREATE_CAUSE);
+      long polls = view.polls();
+      await("polls while the order's transaction is open", () -> view.polls() >= polls + 5);
+      long afterThose = System.nanoTime();
+      await("a poll after those", () -> view.hasNoOrder(TENANT, subject, afterThose));
+      c.commit();
+    }
+    long committed = System.nanoTime();
+    await("a poll that started after the commit", () -> pollStartedAfter(view, committed));
+    assertFalse(view.hasNoOrder(TENANT, subject, committed), "a poll that started after the commit knows the order");
+  }
+
+  @Test
+  void aViewThatCannotPollAnswersNothingOnceItsLastPollIsOlderThanTheBound() {
+    PrincipalView never = new PrincipalView(() -> {
+      throw new java.sql.SQLException("no database here");
+    }, REFRESH, Duration.ofMillis(300), PrincipalView.DEFAULT_MAX_BUYERS);
+    views.add(never);
+    never.start();
+    assertNull(never.revoked(TENANT, subject));
+    assertFalse(never.hasNoOrder(TENANT, subject, Long.MIN_VALUE + 1));
+
+    java.util.concurrent.atomic.AtomicReference<Connection> theOne = new java.util.concurrent.atomic.AtomicReference<>();
+    PrincipalView once = new PrincipalView(() -> {
+      if (theOne.get() != null) throw new java.sql.SQLException("the database went away");
+      theOne.set(pg.outsideConnection());
+      return theOne.get();
+    }, REFRESH, Duration.ofMillis(300), PrincipalView.DEFAULT_MAX_BUYERS);
+    views.add(once);
+    once.start();
+    await("the first poll", once::fresh);
+    assertEquals(Boolean.FALSE, once.revoked(TENANT, subject));
+    // its connection dies under it, and no other opens
+    try (Connection admin = pg.outsideConnection(); PreparedStatement ps = admin.prepareStatement(
+        "SELECT pg_terminate_backend(?)")) {
+      ps.setInt(1, theOne.get().unwrap(org.postgresql.PGConnection.class).getBackendPID());
+      ps.execute();
+    } catch (java.sql.SQLException e) {
+      fail(e);
+    }
+    await("stale after the bound", () -> once.revoked(TENANT, subject) == null);
+    assertFalse(once.hasNoOrder(TENANT, subject, Long.MIN_VALUE + 1));
+    assertFalse(once.fresh());
+  }
+
+  @Test
+  void pastItsLimitOfBuyersTheViewNeverSaysNoOrder() {
+    PrincipalView small = new PrincipalView(() -> pg.outsideConnection(), REFRESH, BOUND, 2);
+    views.add(small);
+    small.start();
+    await("the first poll", small::fresh);
+    small.noteOrdered(TENANT, "a");
+    small.noteOrdered(TENANT, "b");
+    small.noteOrdered(TENANT, "c");
+    assertFalse(small.hasNoOrder(TENANT, subject, Long.MIN_VALUE + 1), "over its limit the key is always read");
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  /** True once a poll that started after the instant has completed (hasNoOrder of a buyer nobody has). */
+  private static boolean pollStartedAfter(PrincipalView view, long instant) {
+    return view.hasNoOrder(TENANT, "nobody-" + instant, instant);
+  }
+
+  private static void execute(String sql) throws Exception {
+    try (Connection c = pg.outsideConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.execute();
+    }
+  }
+
+  private static void await(String what, BooleanSupplier condition) {
+    long deadline = System.nanoTime() + SEEN_DEADLINE.toNanos();
+    while (!condition.getAsBoolean()) {
+      if (System.nanoTime() > deadline) fail(what + ": not within " + SEEN_DEADLINE.toMillis() + " ms");
+      try {
+        Thread.sleep(10);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        fail(e);
+      }
+    }
+  }
+}
