@@ -113,6 +113,11 @@ public final class RestApi {
     env.metrics().register("flashsale.gate.soldOutFromView", orderResource.gateFromView());
     env.metrics().register("flashsale.gate.databaseReads", orderResource.gateFromDatabase());
     env.metrics().register("flashsale.gate.keyReads", orderResource.keyFromDatabase());
+    orderResource.refused().forEach((outcome, count) -> {
+      if (outcome != io.flashsale.workflows.CreateOutcome.CREATED && outcome != io.flashsale.workflows.CreateOutcome.REPLAY) {
+        env.metrics().register("flashsale.create.refused." + outcome.name(), count);
+      }
+    });
     env.metrics().register("flashsale.gate.overloaded", orderResource.overloaded());
     env.metrics().register("flashsale.admission.bound", (com.codahale.metrics.Gauge<Integer>) orderResource.admission()::bound);
     env.metrics().register("flashsale.admission.inFlight",

@@ -29,6 +29,13 @@ public final class TokenService {
   public static final String DEFAULT_KEY_ID = "default";
   private static final Pattern CLAIMS = Pattern.compile("([A-Za-z0-9._-]{1,64})\\|([A-Za-z0-9._-]{1,64})\\|(\\d{1,12})");
 
+  /**
+   * Tokens whose signature was checked, exactly as given, with what they said: a buyer's next
+   * request costs no HMAC. Only a verified token enters; its expiry is still checked on every use.
+   * Emptied when it reaches {@link #VERIFIED_CAPACITY} (a crowd's worth of sessions).
+   */
+  private final Map<String, Caller> verified = new java.util.concurrent.ConcurrentHashMap<>();
+  static final int VERIFIED_CAPACITY = 50_000;
   private final Map<String, byte[]> keys;
   private final String signingKeyId;
   private final long ttlSeconds;
@@ -120,6 +127,22 @@ public final class TokenService {
 
   public Optional<Caller> verify(String token) {
     if (token == null) return Optional.empty();
+    Caller known = verified.get(token);
+    if (known != null) {
+      if (known.expiresAtEpochSecond() >= clock.instant().getEpochSecond()) return Optional.of(known);
+      verified.remove(token);
+      return Optional.empty();
+    }
+    Optional<Caller> checked = check(token);
+    if (checked.isPresent()) {
+      if (verified.size() >= VERIFIED_CAPACITY) verified.clear();
+      verified.put(token, checked.get());
+    }
+    return checked;
+  }
+
+  /** The signature, the claims and the expiry of a token not seen verified before. */
+  private Optional<Caller> check(String token) {
     String[] parts = token.split("\\.", -1);
     String keyId;
     String claims;

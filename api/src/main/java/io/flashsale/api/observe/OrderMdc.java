@@ -87,8 +87,14 @@ public final class OrderMdc {
     public void filter(ContainerRequestContext req, ContainerResponseContext resp) {
       if (resp.getEntity() instanceof Map<?, ?> m) put(orderId(m.get("order_id")));
       if ("POST".equals(req.getMethod()) && req.getUriInfo().getPath().startsWith("orders")) {
+        // a create refused without an order (SOLD_OUT, USER_LIMIT, 4xx, 503) is counted, not logged:
+        // a sale-day crowd would write a line per refusal. DEBUG on this logger shows those too
+        boolean refusedCreate = resp.getStatus() >= 400 && "orders".equals(req.getUriInfo().getPath());
+        if (refusedCreate ? !log.isDebugEnabled() : !log.isInfoEnabled()) return;
         Object outcome = resp.getEntity() instanceof Map<?, ?> m ? m.get("outcome") : null;
-        log.info("POST /{} -> {}{}", req.getUriInfo().getPath(), resp.getStatus(), outcome == null ? "" : " " + outcome);
+        String line = "POST /" + req.getUriInfo().getPath() + " -> " + resp.getStatus() + (outcome == null ? "" : " " + outcome);
+        if (refusedCreate) log.debug(line);
+        else log.info(line);
       }
     }
   }

@@ -68,6 +68,14 @@ public class OrderResource {
   private final PrincipalView principalView;
   /** Sold-out answers that read the request key from the database (the view could not say "no order"). */
   private final Counter keyFromDatabase = new Counter();
+  private final Map<CreateOutcome, Counter> refused = refusalCounters();
+
+  private static Map<CreateOutcome, Counter> refusalCounters() {
+    Map<CreateOutcome, Counter> counters = new java.util.EnumMap<>(CreateOutcome.class);
+    for (CreateOutcome o : CreateOutcome.values()) counters.put(o, new Counter());
+    return counters;
+  }
+
   /** Creates refused SOLD_OUT from the view, without a stock read. */
   private final Counter gateFromView = new Counter();
   /** Creates refused 503 OVERLOADED at the admission bound (the metric flashsale.gate.overloaded). */
@@ -346,8 +354,33 @@ public class OrderResource {
   }
 
   /** A create that made no order: the outcome alone. */
-  private static Response outcome(int status, CreateOutcome outcome) {
-    return json(status, new OutcomeBody(outcome.name(), null));
+  /**
+   * A create that made no order: counted per outcome (flashsale.create.refused.*), not logged, and
+   * answered with its body rendered once, the same bytes the JSON writer would produce.
+   */
+  private Response outcome(int status, CreateOutcome outcome) {
+    refused.get(outcome).inc();
+    return Response.status(status).type(MediaType.APPLICATION_JSON_TYPE).entity(REFUSAL_BODIES.get(outcome)).build();
+  }
+
+  private static final Map<CreateOutcome, byte[]> REFUSAL_BODIES = refusalBodies();
+
+  private static Map<CreateOutcome, byte[]> refusalBodies() {
+    com.fasterxml.jackson.databind.ObjectMapper json = new com.fasterxml.jackson.databind.ObjectMapper();
+    Map<CreateOutcome, byte[]> bodies = new java.util.EnumMap<>(CreateOutcome.class);
+    for (CreateOutcome o : CreateOutcome.values()) {
+      try {
+        bodies.put(o, json.writeValueAsBytes(new OutcomeBody(o.name(), null)));
+      } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+        throw new IllegalStateException(e);
+      }
+    }
+    return bodies;
+  }
+
+  /** Creates refused with each outcome (the metrics flashsale.create.refused.OUTCOME). */
+  public Map<CreateOutcome, Counter> refused() {
+    return refused;
   }
 
   private static Response json(int status, Object body) {

@@ -50,6 +50,39 @@ class TokenServiceTest {
   }
 
   @Test
+  void aTokenVerifiedOnceStillExpiresAndItsForgeriesStayRefused() {
+    // a clock that moves: the same service first verifies the token, then sees it expired
+    java.util.concurrent.atomic.AtomicLong offset = new java.util.concurrent.atomic.AtomicLong();
+    Clock moving = new Clock() {
+      @Override public ZoneOffset getZone() { return ZoneOffset.UTC; }
+      @Override public Clock withZone(java.time.ZoneId zone) { return this; }
+      @Override public Instant instant() { return now.instant().plusSeconds(offset.get()); }
+    };
+    TokenService service = new TokenService("test-secret", 60, moving);
+    String token = service.issue("t1", "user-0042");
+    assertEquals("user-0042", service.verify(token).orElseThrow().subject());
+    assertEquals("user-0042", service.verify(token).orElseThrow().subject(), "verified again, from what it said");
+    int at = token.length() - 10;
+    String forged = token.substring(0, at) + (token.charAt(at) == '0' ? '1' : '0') + token.substring(at + 1);
+    assertTrue(service.verify(forged).isEmpty(), "a token one character off its verified original");
+    assertTrue(service.verify(token + "x").isEmpty());
+    offset.set(61);
+    assertTrue(service.verify(token).isEmpty(), "a verified token expires all the same");
+    offset.set(0);
+    assertTrue(service.verify(token).isPresent(), "and verifies again by its signature, not from memory");
+  }
+
+  @Test
+  void pastItsCapacityTheVerifiedTokensAreForgottenAndCheckedAgain() {
+    for (int i = 0; i <= TokenService.VERIFIED_CAPACITY; i++) {
+      assertTrue(tokens.verify(tokens.issue("t1", "user-" + i)).isPresent());
+    }
+    String last = tokens.issue("t1", "user-last");
+    assertTrue(tokens.verify(last).isPresent());
+    assertTrue(tokens.verify(tokens.issue("t1", "user-0")).isPresent());
+  }
+
+  @Test
   void otherKeyAndExpiryAreRefused() {
     String token = tokens.issue("t1", "user-0042");
     assertTrue(new TokenService("other-secret", 60, now).verify(token).isEmpty());

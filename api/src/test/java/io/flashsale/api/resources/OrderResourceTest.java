@@ -94,7 +94,8 @@ class OrderResourceTest {
   private static final Skus SKUS = finalClassMock(Skus.class);
   private static final Principals PRINCIPALS = finalClassMock(Principals.class);
 
-  static final ResourceExtension API = api(new OrderResource(ORDERS, QUERIES, SKUS, 4, 2));
+  static final OrderResource RESOURCE = new OrderResource(ORDERS, QUERIES, SKUS, 4, 2);
+  static final ResourceExtension API = api(RESOURCE);
   /** No room for a create or an export: the refusals that protect the engine and the pool. */
   static final ResourceExtension FULL = api(new OrderResource(ORDERS, QUERIES, SKUS, 0, 0));
 
@@ -487,6 +488,33 @@ class OrderResourceTest {
     assertEquals("SOLD_OUT", json(r).get("outcome").asText());
     verify(QUERIES).keyedOrder(TENANT, SUBJECT, "k1");
     verifyNoInteractions(ORDERS);
+  }
+
+  @Test
+  void aRefusedCreateIsCountedNotLoggedWhileAnOrdersAnswerIsLogged() {
+    ch.qos.logback.classic.Logger requests =
+        (ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger("io.flashsale.api.requests");
+    ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> lines =
+        new ch.qos.logback.core.read.ListAppender<>();
+    lines.start();
+    requests.addAppender(lines);
+    try {
+      when(SKUS.remaining(TENANT, "sku-1")).thenReturn(0);
+      long soldOut = RESOURCE.refused().get(CreateOutcome.SOLD_OUT).getCount();
+      assertEquals(409, create(Body.valid().json()).getStatus());
+      assertEquals(409, create(Body.valid().json()).getStatus());
+      assertEquals(soldOut + 2, RESOURCE.refused().get(CreateOutcome.SOLD_OUT).getCount());
+      assertTrue(lines.list.stream().noneMatch(e -> e.getLevel().isGreaterOrEqual(ch.qos.logback.classic.Level.INFO)),
+          "no INFO line per refusal: " + lines.list);
+
+      when(SKUS.remaining(TENANT, "sku-1")).thenReturn(5);
+      keyHasItsOrder(new CreateOrder(TENANT, SUBJECT, "k1", "sku-1", 1, null));
+      assertEquals(200, create(Body.valid().json()).getStatus());
+      assertTrue(lines.list.stream().anyMatch(e -> e.getLevel() == ch.qos.logback.classic.Level.INFO
+          && e.getFormattedMessage().equals("POST /orders -> 200")), "a create answered with its order is logged: " + lines.list);
+    } finally {
+      requests.detachAppender(lines);
+    }
   }
 
   /** The key k1 already has ORDER_ID, made from this body. */
