@@ -126,28 +126,32 @@ public class OrderActivitiesImpl implements OrderActivities {
       OrderRow existing = OrderRow.byScope(c, req.tenant(), req.subject(), req.requestKey());
       if (existing != null) {
         if (!existing.payload().equals(req.payload())) {
-          return new CreateResult(CreateOutcome.KEY_REUSED, null, List.of());
+          return new CreateResult(CreateOutcome.KEY_REUSED, null, List.of(), null);
         }
         // our own earlier attempt committed and its answer was lost: still the creating call
         boolean ownRetry = existing.workflowId().equals(workflowId) && attempt() > 1 && existing.version() == 1;
-        return new CreateResult(ownRetry ? CreateOutcome.CREATED : CreateOutcome.REPLAY, existing.view(), List.of());
+        return new CreateResult(ownRetry ? CreateOutcome.CREATED : CreateOutcome.REPLAY, existing.view(), List.of(), null);
       }
       long unitPrice;
       int perUserLimit;
+      String createdAt;
+      // now() is the transaction's start: the created_at and the first transition's time of the row
+      // inserted below, read here so the answer carries them without another round trip
       try (PreparedStatement ps = c.prepareStatement(
-          "SELECT unit_price, per_user_limit FROM sku WHERE tenant = ? AND sku = ?")) {
+          "SELECT unit_price, per_user_limit, now() FROM sku WHERE tenant = ? AND sku = ?")) {
         ps.setString(1, req.tenant());
         ps.setString(2, req.sku());
         try (ResultSet rs = ps.executeQuery()) {
-          if (!rs.next()) return new CreateResult(CreateOutcome.UNKNOWN_SKU, null, List.of());
+          if (!rs.next()) return new CreateResult(CreateOutcome.UNKNOWN_SKU, null, List.of(), null);
           unitPrice = rs.getLong(1);
           perUserLimit = rs.getInt(2);
+          createdAt = rs.getTimestamp(3).toInstant().toString();
         }
       }
       Inventory.Take taken = Inventory.take(c, req.tenant(), req.sku(), req.subject(), req.quantity(), perUserLimit);
       if (taken != Inventory.Take.HELD) {
         c.rollback(); // sold out / over the limit: no order row, no reservation
-        return new CreateResult(taken.refusal(), null, List.of());
+        return new CreateResult(taken.refusal(), null, List.of(), null);
       }
       String orderId = nextOrderId(c);
       String key = Inventory.firstReservationKey(orderId);
@@ -157,7 +161,7 @@ public class OrderActivitiesImpl implements OrderActivities {
       Transition t = OrderTransitions.insertCreated(c, row, req.note(), "create");
       org.slf4j.MDC.put("orderId", orderId); // the log context key; the worker clears it after the activity
       log.info("order {} CREATED for {}/{} key {}", orderId, req.tenant(), req.subject(), req.requestKey());
-      return new CreateResult(CreateOutcome.CREATED, row.view(), List.of(t));
+      return new CreateResult(CreateOutcome.CREATED, row.view(), List.of(t), createdAt);
     });
   }
 

@@ -102,7 +102,15 @@ class X19WorkflowCancelTest {
     String td = stack.sql.timeline(expiring);
     ev.note("timeline " + expiring + ": " + td);
     ev.check(td.endsWith("[CREATED->CANCELLED v2 reservation expired]"), "an unpaid CREATED order expired");
-    stack.recordHistory(expiring, "x19-created-expired");
+    // it never reached the channel: its run ends at once, not after the 10 min late-notice window
+    String expiringRun = stack.sql.text("SELECT workflow_id FROM orders WHERE order_id = ?", expiring);
+    long cancelledAt = System.currentTimeMillis();
+    stack.awaitTrue(() -> stack.workflowStatus(expiringRun).equals("COMPLETED"), 30_000,
+        "the expired order's run did not end");
+    ev.note("the expired order's run completed " + (System.currentTimeMillis() - cancelledAt)
+        + " ms after the order was seen CANCELLED (late-notice window 600000 ms)");
+    ev.equal("COMPLETED", stack.workflowStatus(expiringRun), "an order that never reached the channel ends its run at once");
+    stack.recordHistory(expiring, "x19-created-expired-ended");
     stack.awaitNoticesApplied(1, 15_000);
     stack.awaitNothingPending(10_000);
     stack.checkReconcileClean(ev, "reconcile clean");

@@ -58,6 +58,8 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   static final String V_LOCAL_DB_BOUND = "local-step-bound";
   /** The charge must start within CHARGE_START_BOUND; one that never started fails the order. */
   static final String V_CHARGE_START_BOUND = "charge-start-bound";
+  /** An order cancelled before it reached the channel ends its run at once: no late-notice window. */
+  static final String V_END_UNCHARGED = "end-uncharged-at-once";
 
   private static final Logger log = Workflow.getLogger(OrderWorkflowImpl.class);
 
@@ -343,11 +345,27 @@ public class OrderWorkflowImpl implements OrderWorkflow {
    */
   private boolean awaitLateNotices() {
     if (cancelRequested) return false; // a later notice starts a new run (signal-with-start)
+    if (neverReachedTheChannel()
+        && Workflow.getVersion(V_END_UNCHARGED, Workflow.DEFAULT_VERSION, 1) == 1) {
+      // the channel never saw this order, so no notice of it is due; one that comes anyway starts
+      // a new run by signal-with-start, which loads the order and applies it (docs/DESIGN.md
+      // §Workflow design, "Late notices")
+      Workflow.await(Workflow::isEveryHandlerFinished);
+      return !notices.isEmpty();
+    }
     // a timer that fires in the same task as a signal still leaves the notice queued: keep going
     awaitOrTimeout(settings.lateNoticeWindow(), () -> !notices.isEmpty());
     if (!notices.isEmpty()) return true;
     Workflow.await(Workflow::isEveryHandlerFinished);
     return !notices.isEmpty();
+  }
+
+  /**
+   * CANCELLED at version 2: cancelled or expired straight from CREATED v1, so no pay began and no
+   * charge was ever requested (every pay moves the order to PAYING first, in its own transition).
+   */
+  private boolean neverReachedTheChannel() {
+    return order.status() == OrderStatus.CANCELLED && order.version() == 2;
   }
 
   /**
@@ -424,10 +442,10 @@ public class OrderWorkflowImpl implements OrderWorkflow {
         // that ran out and went on as an activity task, or one run again after a worker crash, is
         // at its attempt 1 again. The workflow id is the key's scope and the lock keeps every other
         // create of it out, so the row is this run's: still the creating call
-        r = new CreateResult(CreateOutcome.CREATED, r.order(), r.transitions());
+        r = new CreateResult(CreateOutcome.CREATED, r.order(), r.transitions(), r.createdAt());
       }
       if (alreadyCreated && CreateOutcome.CREATED.equals(r.outcome())) {
-        r = new CreateResult(CreateOutcome.REPLAY, r.order(), List.of());
+        r = new CreateResult(CreateOutcome.REPLAY, r.order(), List.of(), null);
       }
       if (r.order() != null) {
         track(new Step(r.outcome().name(), r.order(), r.transitions()));

@@ -125,7 +125,7 @@ final class FakeOrderBackend {
         // as OrderActivitiesImpl.reserve: an existing row is the caller's own earlier commit only on a retry
         if (row != null) {
           boolean ownRetry = Activity.getExecutionContext().getInfo().getAttempt() > 1 && row.version() == 1;
-          return new CreateResult(ownRetry ? CreateOutcome.CREATED : CreateOutcome.REPLAY, row, List.of());
+          return new CreateResult(ownRetry ? CreateOutcome.CREATED : CreateOutcome.REPLAY, row, List.of(), null);
         }
         row = new OrderView("ord-0001", request.tenant(), request.subject(), request.sku(), request.quantity(), 1990,
             OrderStatus.CREATED, 1, "ord-0001/r1");
@@ -142,7 +142,7 @@ final class FakeOrderBackend {
           Thread.currentThread().interrupt();
         }
       }
-      return new CreateResult(CreateOutcome.CREATED, row(), List.of(created));
+      return new CreateResult(CreateOutcome.CREATED, row(), List.of(created), null);
     }
 
     @Override

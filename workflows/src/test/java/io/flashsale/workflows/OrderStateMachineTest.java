@@ -11,6 +11,7 @@ import static io.flashsale.workflows.OrderStatus.UNKNOWN;
 import static io.flashsale.workflows.OrderTestHarness.WF;
 import static io.flashsale.workflows.OrderTestHarness.waitFor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -263,10 +264,12 @@ class OrderStateMachineTest {
   }
 
   @Test
-  void aPayAfterACancelIsRejected() {
+  void aPayAfterACancelFindsTheRunClosedAndChargesNothing() {
     OrderWorkflow wf = created();
     wf.cancel();
-    assertEquals(new CommandResult(CommandOutcome.REJECTED, CANCELLED, 2), refusal(wf::pay));
+    awaitRunEnd();
+    // the API answers a command on a closed run from the row: 409 REJECTED here
+    assertThrows(io.temporal.client.WorkflowNotFoundException.class, wf::pay);
     assertEquals(0, backend.count("beginPay"));
     assertEquals(0, backend.count("charge"));
     assertPath(CREATED, CANCELLED);
@@ -296,6 +299,10 @@ class OrderStateMachineTest {
     assertWaited(TTL_MS, expiredAt() - createdAt(), "before the expiry");
     assertPath(CREATED, CANCELLED);
     assertEquals("reservation expired", causeOf(CANCELLED));
+    // it never reached the channel: no late-notice window, the run ends with the expiry's task
+    long endedAt = eventTime(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
+    assertTrue(endedAt - expiredAt() < SLACK_MS, "ended " + (endedAt - expiredAt()) + " ms after the expiry");
+    assertEquals(0, lateNoticeTimers(), "no late-notice window");
   }
 
   // ---- notices ----
@@ -320,10 +327,22 @@ class OrderStateMachineTest {
   }
 
   @Test
-  void aLateChargeForACancelledOrderIsRefunded() {
+  void aCancelledOrderThatNeverReachedTheChannelEndsAtOnceAndALateChargeStillGetsRefunded() {
     OrderWorkflow wf = created();
+    String firstRun = WorkflowStub.fromTyped(wf).getExecution().getRunId();
     wf.cancel();
-    assertLateChargeIsRefunded(wf, CREATED, CANCELLED);
+    awaitRunEnd();
+    assertEquals(0, lateNoticeTimers(), "no late-notice window");
+    long cancelledAt = eventTime(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_COMPLETED);
+    long endedAt = eventTime(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
+    assertTrue(endedAt - cancelledAt < SLACK_MS, "ended " + (endedAt - cancelledAt) + " ms after the cancel, no window");
+    // a charge nobody asked for still comes to the order, by signal-with-start: a new run refunds it
+    new Orders(harness.client, SETTINGS).notify(WF, "t1", "user-1", "k1", backend.row().orderId(),
+        new Notice(1, "ntf-1", "CHARGED", 1990, "txn-1"));
+    awaitRunEnd();
+    assertNotEquals(firstRun, harness.describe().getExecution().getRunId(), "the late charge came to a new run");
+    assertEquals(List.of(CREATED, CANCELLED, REFUNDING, REFUNDED), backend.path());
+    assertEquals(1, backend.count("refund"), "refunded once");
   }
 
   @Test
@@ -499,6 +518,14 @@ class OrderStateMachineTest {
     HistoryEvent last = harness.history().stream().filter(e -> e.getEventType() == type)
         .reduce((a, b) -> b).orElseThrow(() -> new AssertionError("no " + type));
     return last.getEventTime().getSeconds() * 1_000 + last.getEventTime().getNanos() / 1_000_000;
+  }
+
+  /** Timers of the latest run that wait out the late-notice window. */
+  private long lateNoticeTimers() {
+    return harness.history().stream().filter(e -> e.getEventType() == EventType.EVENT_TYPE_TIMER_STARTED)
+        .filter(e -> e.getTimerStartedEventAttributes().getStartToFireTimeout().getSeconds() * 1_000
+            == LATE_NOTICE_WINDOW_MS)
+        .count();
   }
 
   /** How many runs the order's workflow had, following continue-as-new from the first. */

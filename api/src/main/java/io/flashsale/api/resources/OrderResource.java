@@ -173,7 +173,9 @@ public class OrderResource {
     // REPLAY from the workflow: a call that raced the first one with the key and lost
     if (principalView != null && r.order() != null) principalView.noteOrdered(caller.tenant(), caller.subject());
     return switch (r.outcome()) {
-      case CREATED, REPLAY -> createAnswer(r.outcome(), r.order().orderId());
+      case CREATED, REPLAY -> r.outcome() == CreateOutcome.CREATED && r.createdAt() != null
+          ? json(201, OrderBody.of(CreateOutcome.CREATED, asCreated(request, r)))
+          : createAnswer(r.outcome(), r.order().orderId());
       case SOLD_OUT, USER_LIMIT -> outcome(409, r.outcome());
       case KEY_REUSED -> outcome(422, r.outcome());
       case UNKNOWN_SKU -> outcome(404, r.outcome());
@@ -191,6 +193,20 @@ public class OrderResource {
     OrderBody body = createdAnswer(outcome, queries.get(orderId));
     if (outcome == CreateOutcome.CREATED) return json(201, body);
     return Response.status(200).type(MediaType.APPLICATION_JSON_TYPE).header(REPLAYED_HEADER, "true").entity(body).build();
+  }
+
+  /**
+   * The order as the create that made it answered, from its result: no read of the row. The same
+   * fields {@link #createdAnswer} reads back for a replay (C29-01 and CAP-02 compare the bytes).
+   */
+  static OrderDetails asCreated(CreateOrder request, CreateResult r) {
+    io.flashsale.workflows.OrderView o = r.order();
+    return new OrderDetails(o.orderId(), o.tenant(), o.subject(), request.requestKey(),
+        io.flashsale.workflows.OrderStatus.CREATED, 1, o.sku(), o.quantity(), o.amount(), request.note(),
+        o.reservationKey(), "HELD", io.flashsale.workflows.WorkflowIds.forScope(request.tenant(), request.subject(),
+        request.requestKey()), r.createdAt(),
+        List.of(new io.flashsale.persistence.OrderQueries.TimelineEntry(null, io.flashsale.workflows.OrderStatus.CREATED, 1,
+            "create", r.createdAt())));
   }
 
   /**

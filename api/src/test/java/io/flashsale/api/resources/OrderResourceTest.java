@@ -439,8 +439,24 @@ class OrderResourceTest {
     OrderView view = madeOrder
         ? new OrderView(ORDER_ID, TENANT, SUBJECT, "sku-1", 1, 1990, OrderStatus.CREATED, 1, ORDER_ID + "/r1")
         : null;
-    when(ORDERS.create(any())).thenReturn(new CreateResult(outcome, view, List.of()));
+    when(ORDERS.create(any())).thenReturn(new CreateResult(outcome, view, List.of(), null));
     when(QUERIES.get(ORDER_ID)).thenReturn(ownOrder("PAID"));
+  }
+
+  @Test
+  void the201IsBuiltFromTheCreateResultAndEqualsWhatAReadOfTheRowAnswers() throws Exception {
+    when(SKUS.remaining(TENANT, "sku-1")).thenReturn(5);
+    OrderView view = new OrderView(ORDER_ID, TENANT, SUBJECT, "sku-1", 1, 1990, OrderStatus.CREATED, 1, ORDER_ID + "/r1");
+    when(ORDERS.create(any())).thenReturn(new CreateResult(CreateOutcome.CREATED, view,
+        List.of(new io.flashsale.workflows.Transition(null, OrderStatus.CREATED, 1, "create")), "2026-11-30T12:00:00Z"));
+    Response r = create(Body.valid().json());
+    assertEquals(201, r.getStatus());
+    JsonNode built = json(r);
+    verify(QUERIES, never()).get(anyString());
+    // what the row, read back, answers for the same order (a replay reads it so)
+    JsonNode read = new com.fasterxml.jackson.databind.ObjectMapper().valueToTree(
+        OrderResource.createdAnswer(CreateOutcome.CREATED, ownOrder("CREATED")));
+    assertEquals(read.toString(), built.toString());
   }
 
   @Test

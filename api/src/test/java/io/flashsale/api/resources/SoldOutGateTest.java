@@ -274,7 +274,7 @@ class SoldOutGateTest {
     String sku = newSku(5);
     awaitAnswer(sku, StockView.Answer.AVAILABLE);
     long before = resource.gateFromDatabase().getCount();
-    when(orders.create(any())).thenReturn(new CreateResult(CreateOutcome.USER_LIMIT, null, List.of()));
+    when(orders.create(any())).thenReturn(new CreateResult(CreateOutcome.USER_LIMIT, null, List.of(), null));
 
     Response r = create(api, "k1", sku);
     assertEquals(409, r.getStatus());

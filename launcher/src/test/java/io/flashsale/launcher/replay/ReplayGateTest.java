@@ -353,9 +353,9 @@ class ReplayGateTest {
       case "reserve" -> {
         CreateOrder request = (CreateOrder) args[0];
         yield SOLD_OUT_SKU.equals(request.sku())
-            ? new CreateResult(CreateOutcome.SOLD_OUT, null, List.of())
+            ? new CreateResult(CreateOutcome.SOLD_OUT, null, List.of(), null)
             : new CreateResult(CreateOutcome.CREATED, view("ord-" + request.requestKey(), OrderStatus.CREATED, 1),
-                List.of());
+                List.of(), null);
       }
       case "beginPay" -> new Step("PAYING", view((String) args[0], OrderStatus.PAYING, 2), List.of());
       case "charge" -> new ChannelAnswer(ChannelResult.CHARGED, "txn-000001", null);

@@ -65,8 +65,8 @@ public final class Pgbench {
         "SELECT order_id, tenant, subject, request_key, payload, sku, quantity, amount, status, version,"
             + " reservation_key, reserve_attempt, workflow_id FROM orders WHERE tenant = " + t + " AND subject = "
             + subject + " AND request_key = " + key + ";",
-        // reserve: the SKU's price and limit
-        "SELECT unit_price, per_user_limit FROM sku WHERE tenant = " + t + " AND sku = " + s + ";",
+        // reserve: the SKU's price and limit, and the transaction's start (the answer's created_at)
+        "SELECT unit_price, per_user_limit, now() FROM sku WHERE tenant = " + t + " AND sku = " + s + ";",
         // Inventory.take: the conditional decrement, then the per-user sum under the row lock
         "UPDATE sku SET remaining = remaining - 1 WHERE tenant = " + t + " AND sku = " + s + " AND remaining >= 1;",
         "SELECT coalesce(sum(quantity), 0) FROM reservation WHERE tenant = " + t + " AND sku = " + s

@@ -63,7 +63,7 @@ class PgbenchTest {
   void theScriptRunsTheAdmissionStatementsInTheirOrderInOneTransaction() {
     String script = Pgbench.script("t1", "bench-pgb-1", "pgb-u", 50, 1990, 60_000);
 
-    List<String> order = List.of("BEGIN;", "FROM orders WHERE tenant", "SELECT unit_price, per_user_limit FROM sku",
+    List<String> order = List.of("BEGIN;", "FROM orders WHERE tenant", "SELECT unit_price, per_user_limit, now() FROM sku",
         "UPDATE sku SET remaining = remaining - 1", "SELECT coalesce(sum(quantity), 0) FROM reservation",
         "nextval('order_number')", "INSERT INTO reservation", "INSERT INTO orders", "INSERT INTO order_transition",
         "COMMIT;");
