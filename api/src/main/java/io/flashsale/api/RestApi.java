@@ -127,13 +127,13 @@ public final class RestApi {
       env.metrics().register("flashsale.stockView.ageMs", (Gauge<Long>) view::ageMillis);
       env.metrics().register("flashsale.stockView.skus", (Gauge<Integer>) view::size);
       env.metrics().register("flashsale.stockView.notifications", (Gauge<Long>) view::notificationsApplied);
-      env.healthChecks().register("stock-view", Checks.stockView(view));
+      env.healthChecks().register("stock-view", Checks.view(view));
     }
     if (d.principalView() != null) {
       PrincipalView view = d.principalView();
       env.metrics().register("flashsale.principalView.ageMs", (Gauge<Long>) view::ageMillis);
       env.metrics().register("flashsale.principalView.buyers", (Gauge<Integer>) view::buyers);
-      env.healthChecks().register("principal-view", Checks.principalView(view));
+      env.healthChecks().register("principal-view", Checks.view(view));
     }
 
     // errors answered before Jersey (bad path, undeclared method) are JSON with a stable code too

@@ -29,7 +29,10 @@ class ReplayTest {
   static final String LOCAL_STEPS_CHANGE = "local-database-steps";
 
   /** The fewest recorded histories of the default path (local database steps). */
-  static final int MIN_LOCAL_STEP_HISTORIES = 16;
+  static final int MIN_LOCAL_STEP_HISTORIES = 17;
+
+  /** The newest change id: an order that never reached the channel ends its run at once. */
+  static final String END_UNCHARGED_CHANGE = "end-uncharged-at-once";
 
   /**
    * Database steps each of which some default-path history runs as a local activity: create,
@@ -81,6 +84,11 @@ class ReplayTest {
     Set<String> missing = new TreeSet<>(LOCAL_STEPS_COVERED);
     missing.removeAll(covered);
     ev.check(missing.isEmpty(), "the default-path histories run every database step locally, missing: " + missing);
+    List<String> ended = new ArrayList<>();
+    for (Path p : Histories.recorded()) {
+      if (Histories.hasVersionMarker(Histories.read(p), END_UNCHARGED_CHANGE)) ended.add(p.getFileName().toString());
+    }
+    ev.check(!ended.isEmpty(), "a history takes the newest branch (" + END_UNCHARGED_CHANGE + "): " + ended);
   }
 
   /** The guard itself: a workflow that schedules something else first must not replay. */

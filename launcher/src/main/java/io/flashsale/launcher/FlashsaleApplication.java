@@ -219,34 +219,8 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
         cfg.auth.tokenTtlSeconds, Clock.systemUTC());
     WorkflowAudit audit = new WorkflowAudit(temporal.service(), temporal.client(), cfg.temporal.namespace);
     // after the pool (managed above), so it stops before the pool closes
-    io.flashsale.persistence.StockView stockView = cfg.stockView.open(db);
-    if (stockView != null) {
-      env.lifecycle().manage(new Managed() {
-        @Override
-        public void start() {
-          stockView.start();
-        }
-
-        @Override
-        public void stop() {
-          stockView.close();
-        }
-      });
-    }
-    io.flashsale.persistence.PrincipalView principalView = cfg.principalView.open(db);
-    if (principalView != null) {
-      env.lifecycle().manage(new Managed() {
-        @Override
-        public void start() {
-          principalView.start();
-        }
-
-        @Override
-        public void stop() {
-          principalView.close();
-        }
-      });
-    }
+    io.flashsale.persistence.StockView stockView = managed(env, cfg.stockView.open(db));
+    io.flashsale.persistence.PrincipalView principalView = managed(env, cfg.principalView.open(db));
     RestApi.register(env,
         new RestApi.Settings(cfg.maxBodyBytes, cfg.maxCreatesInFlight, cfg.minCreatesInFlight, cfg.createLatencyBudgetMs,
             cfg.maxExports, cfg.maxEventStreams,
@@ -267,6 +241,23 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
       exit.serverStarted(server);
       banner(cfg, shown, shownEngine, shownTarget, apiPort, adminPort);
     });
+  }
+
+  /** Starts the view with the server and closes it at the stop, before the pool (managed earlier) closes; null stays null. */
+  private static <V extends io.flashsale.persistence.MemoryView> V managed(Environment env, V view) {
+    if (view == null) return null;
+    env.lifecycle().manage(new Managed() {
+      @Override
+      public void start() {
+        view.start();
+      }
+
+      @Override
+      public void stop() {
+        view.close();
+      }
+    });
+    return view;
   }
 
   private static void banner(FlashsaleConfiguration cfg, EmbeddedStack stack, io.flashsale.launcher.TemporalEngine engine,

@@ -268,13 +268,25 @@ public class FlashsaleConfiguration extends Configuration {
    * again every {@code refreshMs}; it answers "sold out" only from state learned within
    * {@code boundMs}, else the gate reads the database.
    */
-  public static class StockViewSettings {
-    /** False: every create reads the SKU's stock from the database (the old gate). */
+  /** An in-memory view's switch and timing (docs/DESIGN.md §Engines and configuration). */
+  public abstract static class ViewSettings {
+    /** False: the view is not kept and every check it answers reads the database. */
     @JsonProperty public boolean enabled = true;
-    /** How often every SKU's sold-out state is read again: the safety net for a lost notification. */
-    @Min(10) @JsonProperty public long refreshMs = 1_000;
-    /** The oldest state the view answers "sold out" from; must exceed refreshMs. */
+    /** How often the view reads the database again: the longest a change it was not told of goes unseen. */
+    @Min(10) @JsonProperty public long refreshMs;
+    /** The oldest state the view answers from; must exceed refreshMs. */
     @Min(11) @JsonProperty public long boundMs = 2_000;
+
+    ViewSettings(long refreshMs) {
+      this.refreshMs = refreshMs;
+    }
+  }
+
+  /** The sold-out view: LISTEN for flips, a full read of every SKU every refreshMs. */
+  public static class StockViewSettings extends ViewSettings {
+    public StockViewSettings() {
+      super(1_000);
+    }
 
     /** The view on the pool's database (not started), or null when off. */
     public io.flashsale.persistence.StockView open(Database db) {
@@ -283,13 +295,11 @@ public class FlashsaleConfiguration extends Configuration {
     }
   }
 
-  public static class PrincipalViewSettings {
-    /** False: every revocation check and every sold-out answer's key check reads the database. */
-    @JsonProperty public boolean enabled = true;
-    /** How often revocations and new buyers are polled: the longest another process's change goes unseen. */
-    @Min(10) @JsonProperty public long refreshMs = 200;
-    /** The oldest poll the view answers from; must exceed refreshMs. */
-    @Min(11) @JsonProperty public long boundMs = 2_000;
+  /** The caller view: revocations and new buyers polled every refreshMs. */
+  public static class PrincipalViewSettings extends ViewSettings {
+    public PrincipalViewSettings() {
+      super(200);
+    }
 
     /** The view on the pool's database (not started), or null when off. */
     public io.flashsale.persistence.PrincipalView open(Database db) {

@@ -6,6 +6,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Timestamp;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Properties;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -36,7 +37,7 @@ import org.slf4j.LoggerFactory;
  * it. Revocations and orders made through this process are applied at once.
  * Docs: docs/DESIGN.md §Workflow design, "Caller view".
  */
-public final class PrincipalView implements AutoCloseable {
+public final class PrincipalView implements MemoryView {
   private static final Logger log = LoggerFactory.getLogger(PrincipalView.class);
 
   /** Past this many buyers the view stops answering "no order" (the key read stays) instead of growing. */
@@ -83,14 +84,11 @@ public final class PrincipalView implements AutoCloseable {
 
   /** A view on the pool's database, with a connection of its own. */
   public static PrincipalView on(Database db, Duration refresh, Duration bound) {
-    Properties props = new Properties();
-    props.setProperty("ApplicationName", "flashsale-principal-view");
-    props.setProperty("tcpKeepAlive", "true");
-    props.setProperty("socketTimeout", Long.toString(Math.max(10, bound.toSeconds() * 5)));
-    props.setProperty("connectTimeout", "5");
+    Properties props = MemoryView.connectionProperties("flashsale-principal-view", bound);
     return new PrincipalView(() -> db.openUnpooled(props), refresh, bound, DEFAULT_MAX_BUYERS);
   }
 
+  @Override
   public synchronized void start() {
     if (thread != null) throw new IllegalStateException("already started");
     thread = new Thread(this::run, "principal-view");
@@ -156,18 +154,20 @@ public final class PrincipalView implements AutoCloseable {
 
   // ---------------------------------------------------------------- state, for health and metrics
 
+  @Override
   public long ageMillis() {
     long polled = polledAtNanos;
     return polled == Long.MIN_VALUE ? -1 : (System.nanoTime() - polled) / 1_000_000;
   }
 
+  @Override
   public long boundMillis() {
     return boundNanos / 1_000_000;
   }
 
-  public boolean fresh() {
-    long age = ageMillis();
-    return age >= 0 && age <= boundMillis();
+  @Override
+  public Map<String, Object> details() {
+    return Map.of("buyers", buyers(), "revoked", revokedCount());
   }
 
   public int buyers() {
@@ -186,6 +186,7 @@ public final class PrincipalView implements AutoCloseable {
     return lastError;
   }
 
+  @Override
   public String describe() {
     long age = ageMillis();
     return (age < 0 ? "no poll yet" : "last poll " + age + " ms ago") + ", bound " + boundMillis() + " ms, "

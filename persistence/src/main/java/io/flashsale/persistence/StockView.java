@@ -35,7 +35,7 @@ import org.slf4j.LoggerFactory;
  * as available, falls through as well: the view can only spare a read, never decide a sale (the
  * reserve transaction stays the authority).
  */
-public final class StockView implements AutoCloseable {
+public final class StockView implements MemoryView {
   private static final Logger log = LoggerFactory.getLogger(StockView.class);
   public static final String CHANNEL = "sku_stock";
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -110,16 +110,12 @@ public final class StockView implements AutoCloseable {
 
   /** A view on the pool's database, with a connection of its own. */
   public static StockView on(Database db, Duration refresh, Duration bound) {
-    Properties props = new Properties();
-    props.setProperty("ApplicationName", "flashsale-stock-view");
-    props.setProperty("tcpKeepAlive", "true");
-    // a full read on a connection that went silent fails instead of hanging (the entries go stale meanwhile)
-    props.setProperty("socketTimeout", Long.toString(Math.max(10, bound.toSeconds() * 5)));
-    props.setProperty("connectTimeout", "5");
+    Properties props = MemoryView.connectionProperties("flashsale-stock-view", bound);
     return new StockView(() -> db.openUnpooled(props), refresh, bound);
   }
 
   /** Starts the view's thread; until its first full read every answer is STALE (the gate reads the database). */
+  @Override
   public synchronized void start() {
     if (thread != null) throw new IllegalStateException("already started");
     thread = new Thread(this::run, "stock-view");
@@ -174,19 +170,20 @@ public final class StockView implements AutoCloseable {
   }
 
   /** Milliseconds since the last full read that succeeded started; -1 before the first. */
+  @Override
   public long ageMillis() {
     long refreshed = refreshedAtNanos;
     return refreshed == Long.MIN_VALUE ? -1 : (System.nanoTime() - refreshed) / 1_000_000;
   }
 
+  @Override
   public long boundMillis() {
     return boundNanos / 1_000_000;
   }
 
-  /** True when the last full read is within the bound (sold-out answers can come from the view). */
-  public boolean fresh() {
-    long age = ageMillis();
-    return age >= 0 && age <= boundMillis();
+  @Override
+  public Map<String, Object> details() {
+    return Map.of("listening", listening(), "skus", size());
   }
 
   public boolean listening() {
@@ -210,7 +207,7 @@ public final class StockView implements AutoCloseable {
     return lastError;
   }
 
-  /** One line for the health check and logs. */
+  @Override
   public String describe() {
     long age = ageMillis();
     return (age < 0 ? "no full read yet" : "last full read " + age + " ms ago") + ", bound " + boundMillis() + " ms, "

@@ -3,7 +3,7 @@ package io.flashsale.api.health;
 import com.codahale.metrics.health.HealthCheck;
 import io.flashsale.paymentchannel.PaymentChannel;
 import io.flashsale.persistence.Database;
-import io.flashsale.persistence.StockView;
+import io.flashsale.persistence.MemoryView;
 import io.temporal.api.workflowservice.v1.GetSystemInfoRequest;
 import io.temporal.serviceclient.WorkflowServiceStubs;
 
@@ -27,36 +27,20 @@ public final class Checks {
   }
 
   /**
-   * The sold-out view's age: informational, never unhealthy. A stale view costs a stock read per
-   * create (the gate falls through to the database), not correctness.
+   * An in-memory view's age (the sold-out view, the caller view): informational, never unhealthy.
+   * A stale view costs database reads per create (the gate falls through to the database), not
+   * correctness.
    */
-  /** Healthy either way: a stale view only sends the gate to the database. */
-  public static HealthCheck principalView(io.flashsale.persistence.PrincipalView view) {
+  public static HealthCheck view(MemoryView view) {
     return new HealthCheck() {
       @Override
       protected Result check() {
-        return Result.builder().healthy().withMessage(view.describe())
+        ResultBuilder b = Result.builder().healthy().withMessage(view.describe())
             .withDetail("ageMs", view.ageMillis())
             .withDetail("boundMs", view.boundMillis())
-            .withDetail("fresh", view.fresh())
-            .withDetail("buyers", view.buyers())
-            .withDetail("revoked", view.revokedCount())
-            .build();
-      }
-    };
-  }
-
-  public static HealthCheck stockView(StockView view) {
-    return new HealthCheck() {
-      @Override
-      protected Result check() {
-        return Result.builder().healthy().withMessage(view.describe())
-            .withDetail("ageMs", view.ageMillis())
-            .withDetail("boundMs", view.boundMillis())
-            .withDetail("fresh", view.fresh())
-            .withDetail("listening", view.listening())
-            .withDetail("skus", view.size())
-            .build();
+            .withDetail("fresh", view.fresh());
+        view.details().forEach(b::withDetail);
+        return b.build();
       }
     };
   }
