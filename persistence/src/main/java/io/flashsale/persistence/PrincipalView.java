@@ -40,8 +40,14 @@ import org.slf4j.LoggerFactory;
 public final class PrincipalView implements MemoryView {
   private static final Logger log = LoggerFactory.getLogger(PrincipalView.class);
 
-  /** Past this many buyers the view stops answering "no order" (the key read stays) instead of growing. */
-  public static final int DEFAULT_MAX_BUYERS = 1_000_000;
+  /** Past this many buyers (some 40 MB) the view stops answering "no order" (the key read stays) instead of growing. */
+  public static final int DEFAULT_MAX_BUYERS = 200_000;
+
+  /**
+   * Read back before the horizon: a transaction's start time is taken when its first statement
+   * arrives and shows in pg_stat_activity a moment later, and a clock may step back a little.
+   */
+  static final String HORIZON_MARGIN = "2 seconds";
 
   private record Principal(String tenant, String subject) {}
 
@@ -55,6 +61,8 @@ public final class PrincipalView implements MemoryView {
   private final Set<Principal> buyers = ConcurrentHashMap.newKeySet();
   /** Revocations noted by this process, kept over a poll that may have read before they committed. */
   private final java.util.Map<Principal, Note> notes = new ConcurrentHashMap<>();
+  /** Orders the notes and the poll's swap of the revoked set, so neither loses the other's change. */
+  private final Object revokedLock = new Object();
   /** The horizon the next poll reads orders from; null until the first full read. */
   private Timestamp horizon;
   /** When the last poll that succeeded started (its reads saw every commit before this); MIN before the first. */
@@ -142,9 +150,11 @@ public final class PrincipalView implements MemoryView {
   /** A revocation or its undoing made through this process: applied at once, before the next poll says so. */
   public void noteRevoked(String tenant, String subject, boolean isRevoked) {
     Principal p = new Principal(tenant, subject);
-    notes.put(p, new Note(isRevoked, System.nanoTime()));
-    if (isRevoked) revoked.add(p);
-    else revoked.remove(p);
+    synchronized (revokedLock) {
+      notes.put(p, new Note(isRevoked, System.nanoTime()));
+      if (isRevoked) revoked.add(p);
+      else revoked.remove(p);
+    }
   }
 
   /** An order this process saw created or answered: known at once, before the next poll says so. */
@@ -240,7 +250,8 @@ public final class PrincipalView implements MemoryView {
     long started = System.nanoTime();
     Timestamp next = openTransactionsHorizon(c);
     if (next == null) {
-      throw new SQLException("pg_stat_activity hides transactions of other roles from this role; grant it pg_read_all_stats");
+      throw new SQLException("pg_stat_activity does not show every open transaction to this role (track_activities off,"
+          + " or sessions of another role: grant it pg_read_all_stats)");
     }
     Set<Principal> nowRevoked = ConcurrentHashMap.newKeySet();
     try (PreparedStatement ps = c.prepareStatement("SELECT tenant, subject FROM principals WHERE revoked");
@@ -265,15 +276,17 @@ public final class PrincipalView implements MemoryView {
     }
     // a revocation noted after this poll started may have committed after its read: it stays as
     // noted until a poll started after it reads it
-    for (var note : notes.entrySet()) {
-      if (note.getValue().atNanos() - started > 0) {
-        if (note.getValue().revoked()) nowRevoked.add(note.getKey());
-        else nowRevoked.remove(note.getKey());
-      } else {
-        notes.remove(note.getKey(), note.getValue());
+    synchronized (revokedLock) {
+      for (var note : notes.entrySet()) {
+        if (note.getValue().atNanos() - started > 0) {
+          if (note.getValue().revoked()) nowRevoked.add(note.getKey());
+          else nowRevoked.remove(note.getKey());
+        } else {
+          notes.remove(note.getKey(), note.getValue());
+        }
       }
+      revoked = nowRevoked;
     }
-    revoked = nowRevoked;
     horizon = next;
     polledAtNanos = started;
     polls.incrementAndGet();
@@ -282,16 +295,18 @@ public final class PrincipalView implements MemoryView {
 
   /**
    * The start of the oldest transaction of a client session open on this database now (or now,
-   * with none open); null when some session's transaction is hidden from this role. Background
-   * workers (autovacuum) write no orders and would hold the horizon back for as long as they run.
+   * with none open), less {@link #HORIZON_MARGIN}; null when some session's transaction is hidden
+   * from this role or activity is not tracked. Background workers (autovacuum) write no orders
+   * and would hold the horizon back for as long as they run.
    */
   private static Timestamp openTransactionsHorizon(Connection c) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(
-        "SELECT least(now(), min(xact_start)), count(*) FILTER (WHERE query = '<insufficient privilege>')"
+        "SELECT least(now(), min(xact_start)) - interval '" + HORIZON_MARGIN + "',"
+            + " count(*) FILTER (WHERE query = '<insufficient privilege>'), current_setting('track_activities')"
             + " FROM pg_stat_activity WHERE datname = current_database() AND backend_type = 'client backend'");
         ResultSet rs = ps.executeQuery()) {
       rs.next();
-      return rs.getLong(2) > 0 ? null : rs.getTimestamp(1);
+      return rs.getLong(2) > 0 || !"on".equals(rs.getString(3)) ? null : rs.getTimestamp(1);
     }
   }
 

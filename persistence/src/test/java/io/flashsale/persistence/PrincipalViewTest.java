@@ -82,7 +82,8 @@ class PrincipalViewTest {
 
     TestOrders.create(pg.db(), "ord-pv-" + NEXT_ID.incrementAndGet(), TENANT, subject);
     await("the order", () -> !view.hasNoOrder(TENANT, subject, asked));
-    assertFalse(view.hasNoOrder(TENANT, subject, Long.MIN_VALUE + 1));
+    assertFalse(view.hasNoOrder(TENANT, subject, longAgo()));
+    assertTrue(view.hasNoOrder(TENANT, subject + "-nobody", longAgo()), "a buyer without orders still has none");
 
     // an order this process made is known at once
     String other = subject + "-b";
@@ -118,7 +119,7 @@ class PrincipalViewTest {
     views.add(never);
     never.start();
     assertNull(never.revoked(TENANT, subject));
-    assertFalse(never.hasNoOrder(TENANT, subject, Long.MIN_VALUE + 1));
+    assertFalse(never.hasNoOrder(TENANT, subject, longAgo()));
 
     java.util.concurrent.atomic.AtomicReference<Connection> theOne = new java.util.concurrent.atomic.AtomicReference<>();
     PrincipalView once = new PrincipalView(() -> {
@@ -130,6 +131,7 @@ class PrincipalViewTest {
     once.start();
     await("the first poll", once::fresh);
     assertEquals(Boolean.FALSE, once.revoked(TENANT, subject));
+    assertTrue(once.hasNoOrder(TENANT, subject, longAgo()), "fresh, it answers");
     // its connection dies under it, and no other opens
     try (Connection admin = pg.outsideConnection(); PreparedStatement ps = admin.prepareStatement(
         "SELECT pg_terminate_backend(?)")) {
@@ -139,23 +141,31 @@ class PrincipalViewTest {
       fail(e);
     }
     await("stale after the bound", () -> once.revoked(TENANT, subject) == null);
-    assertFalse(once.hasNoOrder(TENANT, subject, Long.MIN_VALUE + 1));
+    assertFalse(once.hasNoOrder(TENANT, subject, longAgo()));
     assertFalse(once.fresh());
   }
 
   @Test
   void pastItsLimitOfBuyersTheViewNeverSaysNoOrder() {
-    PrincipalView small = new PrincipalView(() -> pg.outsideConnection(), REFRESH, BOUND, 2);
+    // room for the buyers the other tests left in this database, and two more
+    int limit = (int) pg.number("SELECT count(*) FROM (SELECT DISTINCT tenant, subject FROM orders) b") + 2;
+    PrincipalView small = new PrincipalView(() -> pg.outsideConnection(), REFRESH, BOUND, limit);
     views.add(small);
     small.start();
     await("the first poll", small::fresh);
     small.noteOrdered(TENANT, "a");
     small.noteOrdered(TENANT, "b");
+    assertTrue(small.hasNoOrder(TENANT, subject, longAgo()), "within its limit it answers");
     small.noteOrdered(TENANT, "c");
-    assertFalse(small.hasNoOrder(TENANT, subject, Long.MIN_VALUE + 1), "over its limit the key is always read");
+    assertFalse(small.hasNoOrder(TENANT, subject, longAgo()), "over its limit the key is always read");
   }
 
   // ---------------------------------------------------------------- helpers
+
+  /** An instant every poll started after (without the overflow an extreme value would cause). */
+  private static long longAgo() {
+    return System.nanoTime() - Duration.ofHours(1).toNanos();
+  }
 
   /** True once a poll that started after the instant has completed (hasNoOrder of a buyer nobody has). */
   private static boolean pollStartedAfter(PrincipalView view, long instant) {

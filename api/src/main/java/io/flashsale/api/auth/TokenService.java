@@ -121,6 +121,11 @@ public final class TokenService {
     return key == null ? null : b64(mac(key, "csrf|" + token));
   }
 
+  /** How many verified tokens are kept now (at most {@link #VERIFIED_CAPACITY}). */
+  int verifiedCount() {
+    return verified.size();
+  }
+
   public long ttlSeconds() {
     return ttlSeconds;
   }

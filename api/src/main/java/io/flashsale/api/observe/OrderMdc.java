@@ -87,9 +87,13 @@ public final class OrderMdc {
     public void filter(ContainerRequestContext req, ContainerResponseContext resp) {
       if (resp.getEntity() instanceof Map<?, ?> m) put(orderId(m.get("order_id")));
       if ("POST".equals(req.getMethod()) && req.getUriInfo().getPath().startsWith("orders")) {
-        // a create refused without an order (SOLD_OUT, USER_LIMIT, 4xx, 503) is counted, not logged:
-        // a sale-day crowd would write a line per refusal. DEBUG on this logger shows those too
-        boolean refusedCreate = resp.getStatus() >= 400 && "orders".equals(req.getUriInfo().getPath());
+        // a create refused without an order (404 UNKNOWN_SKU, 409 SOLD_OUT / USER_LIMIT, 422 KEY_REUSED,
+        // 503) is counted (flashsale.create.refused.*, flashsale.gate.overloaded; an engine failure
+        // logs its own WARN), not logged: a sale-day crowd would write a line per refusal. DEBUG on
+        // this logger shows those too. Bad requests (400, 401, 403, 413) keep their line
+        int status = resp.getStatus();
+        boolean refusedCreate = "orders".equals(req.getUriInfo().getPath())
+            && (status == 404 || status == 409 || status == 422 || status == 503);
         if (refusedCreate ? !log.isDebugEnabled() : !log.isInfoEnabled()) return;
         Object outcome = resp.getEntity() instanceof Map<?, ?> m ? m.get("outcome") : null;
         String line = "POST /" + req.getUriInfo().getPath() + " -> " + resp.getStatus() + (outcome == null ? "" : " " + outcome);

@@ -76,7 +76,9 @@ class TokenServiceTest {
   void pastItsCapacityTheVerifiedTokensAreForgottenAndCheckedAgain() {
     for (int i = 0; i <= TokenService.VERIFIED_CAPACITY; i++) {
       assertTrue(tokens.verify(tokens.issue("t1", "user-" + i)).isPresent());
+      assertTrue(tokens.verifiedCount() <= TokenService.VERIFIED_CAPACITY, "kept past the capacity");
     }
+    assertTrue(tokens.verifiedCount() < TokenService.VERIFIED_CAPACITY, "emptied when full");
     String last = tokens.issue("t1", "user-last");
     assertTrue(tokens.verify(last).isPresent());
     assertTrue(tokens.verify(tokens.issue("t1", "user-0")).isPresent());
