@@ -37,6 +37,34 @@ public interface MemoryView extends AutoCloseable {
    * The properties of a view's own connection: named in pg_stat_activity, kept alive, and a read
    * on a connection that went silent fails instead of hanging (the view goes stale meanwhile).
    */
+  /** The view's daemon thread, started. */
+  static Thread startThread(Runnable body, String name) {
+    Thread t = new Thread(body, name);
+    t.setDaemon(true);
+    t.start();
+    return t;
+  }
+
+  /**
+   * Stops a view's thread: closes its connection (which wakes a thread blocked on it), interrupts
+   * it and waits up to 5 s. The caller has marked the view closed first, so the thread does not
+   * reconnect.
+   */
+  static void stopThread(Thread thread, java.sql.Connection current) {
+    try {
+      if (current != null) current.close();
+    } catch (java.sql.SQLException | RuntimeException ignored) {
+      // closing is all that is wanted
+    }
+    if (thread == null) return;
+    thread.interrupt();
+    try {
+      thread.join(5_000);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   static Properties connectionProperties(String applicationName, Duration bound) {
     Properties props = new Properties();
     props.setProperty("ApplicationName", applicationName);

@@ -99,9 +99,7 @@ public final class PrincipalView implements MemoryView {
   @Override
   public synchronized void start() {
     if (thread != null) throw new IllegalStateException("already started");
-    thread = new Thread(this::run, "principal-view");
-    thread.setDaemon(true);
-    thread.start();
+    thread = MemoryView.startThread(this::run, "principal-view");
   }
 
   @Override
@@ -111,20 +109,7 @@ public final class PrincipalView implements MemoryView {
     synchronized (this) {
       t = thread;
     }
-    try {
-      Connection c = current;
-      if (c != null) c.close();
-    } catch (SQLException | RuntimeException ignored) {
-      // closing is all that is wanted
-    }
-    if (t != null) {
-      t.interrupt();
-      try {
-        t.join(5_000);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
+    MemoryView.stopThread(t, current);
   }
 
   // ---------------------------------------------------------------- answers

@@ -118,9 +118,7 @@ public final class StockView implements MemoryView {
   @Override
   public synchronized void start() {
     if (thread != null) throw new IllegalStateException("already started");
-    thread = new Thread(this::run, "stock-view");
-    thread.setDaemon(true);
-    thread.start();
+    thread = MemoryView.startThread(this::run, "stock-view");
   }
 
   @Override
@@ -130,15 +128,7 @@ public final class StockView implements MemoryView {
     synchronized (this) {
       t = thread;
     }
-    closeQuietly(current); // wakes a thread waiting for notifications
-    if (t != null) {
-      t.interrupt();
-      try {
-        t.join(5_000);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-      }
-    }
+    MemoryView.stopThread(t, current); // closing the connection wakes a thread waiting for notifications
   }
 
   /** What the view knows about the SKU now; only SOLD_OUT may be acted on without the database. */
@@ -164,9 +154,10 @@ public final class StockView implements MemoryView {
    * every order the SKU has. {@link #NOT_SOLD_OUT} unless {@link #soldOut} says so.
    */
   public long soldOutSeenAt(String tenant, String sku) {
-    if (!soldOut(tenant, sku)) return NOT_SOLD_OUT;
+    // the same test as answer() == SOLD_OUT, on one read of the entry
     Entry e = entries.get(new Key(tenant, sku));
-    return e == null ? NOT_SOLD_OUT : e.soldOutSeenNanos();
+    if (e == null || !e.soldOut() || System.nanoTime() - e.learnedAtNanos() > boundNanos) return NOT_SOLD_OUT;
+    return e.soldOutSeenNanos();
   }
 
   /** Milliseconds since the last full read that succeeded started; -1 before the first. */
@@ -318,15 +309,6 @@ public final class StockView implements MemoryView {
       Thread.sleep(millis);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-    }
-  }
-
-  private static void closeQuietly(Connection c) {
-    if (c == null) return;
-    try {
-      c.close();
-    } catch (SQLException | RuntimeException ignored) {
-      // closing is all that is wanted
     }
   }
 }

@@ -553,14 +553,8 @@ final class Bench {
     double engine = rate(run, "engine");
     double b2 = rate(run, "b2");
     List<String> parts = new ArrayList<>();
-    if (ratio(b1, engine)) {
-      parts.add(String.format("b1/engine = %.3f", b1 / engine));
-      put(m, "ratio b1/engine", b1 / engine);
-    }
-    if (ratio(b2, engine)) {
-      parts.add(String.format("b2/engine = %.3f", b2 / engine));
-      put(m, "ratio b2/engine", b2 / engine);
-    }
+    addRatio(parts, m, "b1/engine", b1, engine);
+    addRatio(parts, m, "b2/engine", b2, engine);
     Measured b4 = run.get("b4");
     if (b4 != null && ratio(b4.result().rate(), engine)) {
       // the crowd's bound: its units at the engine's pace, after the arrivals
@@ -568,14 +562,8 @@ final class Bench {
       parts.add(String.format("b4 last answer %.1f s (bound units/engine + arrival = %.1f s)", b4.result().rate(), bound));
       put(m, "b4 last answer / bound", b4.result().rate() / bound);
     }
-    if (ratio(b1, jdbc)) {
-      parts.add(String.format("b1/jdbc = %.3f", b1 / jdbc));
-      put(m, "ratio b1/jdbc", b1 / jdbc);
-    }
-    if (ratio(b1, pg)) {
-      parts.add(String.format("b1/pgbench = %.3f", b1 / pg));
-      put(m, "ratio b1/pgbench", b1 / pg);
-    }
+    addRatio(parts, m, "b1/jdbc", b1, jdbc);
+    addRatio(parts, m, "b1/pgbench", b1, pg);
     if (ratio(jdbc, pg)) parts.add(String.format("jdbc/pgbench = %.3f", jdbc / pg));
     if (!parts.isEmpty()) line("  ratio " + String.join(", ", parts));
   }
@@ -587,6 +575,13 @@ final class Bench {
 
   private static boolean ratio(double a, double b) {
     return !Double.isNaN(a) && !Double.isNaN(b) && b > 0;
+  }
+
+  /** Prints "name = a/b" and records it as "ratio name", when both were measured. */
+  private static void addRatio(List<String> parts, Map<String, List<Double>> m, String name, double a, double b) {
+    if (!ratio(a, b)) return;
+    parts.add(String.format("%s = %.3f", name, a / b));
+    put(m, "ratio " + name, a / b);
   }
 
   /** Heap after a full GC (this JVM is the service) and what the service keeps open after B1. */
