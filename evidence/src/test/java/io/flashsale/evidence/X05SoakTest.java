@@ -291,7 +291,8 @@ class X05SoakTest {
     });
     ev.note("paid paths by fault and outcome " + paidPathOutcomes);
     ev.check(off.isEmpty(), "a decline FAILED, no pay or a cancel CANCELLED, every paid path PAID or FAILED with no"
-        + " charge at the channel" + (off.isEmpty() ? "" : " " + off.subList(0, Math.min(5, off.size()))));
+        + " charge at the channel" + (off.isEmpty() ? "" : " " + off.subList(0, Math.min(5, off.size()))
+        + "; answers off the allow-list meanwhile: " + wrongAnswers.subList(0, Math.min(5, wrongAnswers.size()))));
 
     long total = STOCK;
     int remaining = stack.sql.remaining(SKU);

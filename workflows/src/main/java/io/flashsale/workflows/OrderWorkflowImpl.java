@@ -207,6 +207,8 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   private int signalArrivals;
   /** The create update reached its handler (it may still be reserving). */
   private boolean createStarted;
+  /** No create came within the bound: the run ends without an order, a command waiting for one is refused. */
+  private boolean noCreate;
   /** The run was cancelled (temporal workflow cancel): settle the order, then end. */
   private boolean cancelRequested;
   /** Why the order waits for an operator (a data error), or null. */
@@ -227,7 +229,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   @WorkflowInit
   public OrderWorkflowImpl(OrderStart start) {
     // handlers of the run's first task run before run(): a pay or cancel for a run that loads an
-    // order must already see that it waits for the load (awaitLoaded), not find no order at all
+    // order must already see that it waits for the load (awaitOrder), not find no order at all
     this.start = start;
     this.settings = start.settings() == null ? OrderSettings.defaults() : start.settings();
   }
@@ -282,8 +284,12 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     // re-checked: a create may start in the same task as the timer fires
     if (!awaitOrTimeout(settings.reservationTtl(), () -> createStarted || order != null)
         && !createStarted && order == null) {
-      log.info("run {} ended: no create within {}", Workflow.getInfo().getWorkflowId(), settings.reservationTtl());
-      return false;
+      noCreate = true;
+      Workflow.await(Workflow::isEveryHandlerFinished); // a pay or cancel that waited for the create is refused
+      if (!createStarted && order == null) {
+        log.info("run {} ended: no create within {}", Workflow.getInfo().getWorkflowId(), settings.reservationTtl());
+        return false;
+      }
     }
     awaitUnlessCancelled(settled);
     return order != null;
@@ -465,7 +471,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
 
   @Override
   public CommandResult pay() {
-    awaitLoaded();
+    awaitOrder();
     // checked again: concurrent pays all pass the validator before the first one runs
     CommandResult refused = payRefusal();
     if (refused != null) return refused;
@@ -490,7 +496,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   /** Why a pay is refused in the current state, or null when it may run. */
   private CommandResult payRefusal() {
     if (order == null) {
-      return awaitingLoad() ? null : new CommandResult(CommandOutcome.REJECTED, null, 0);
+      return orderMayCome() ? null : new CommandResult(CommandOutcome.REJECTED, null, 0);
     }
     if (order.status() != OrderStatus.CREATED || command != null || cancelRequested) {
       return rejected();
@@ -506,7 +512,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
 
   @Override
   public CommandResult cancel() {
-    awaitLoaded();
+    awaitOrder();
     if (command == Command.CANCEL) {
       lock.lock(); // wait for the cancel in flight, then answer as a replay
       lock.unlock();
@@ -535,7 +541,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
    */
   private CommandResult cancelRefusal() {
     if (order == null) {
-      return awaitingLoad() ? null : new CommandResult(CommandOutcome.REJECTED, null, 0);
+      return orderMayCome() ? null : new CommandResult(CommandOutcome.REJECTED, null, 0);
     }
     if (order.status() == OrderStatus.CANCELLED) {
       return new CommandResult(CommandOutcome.REPLAY_CANCEL, order.status(), order.version());
@@ -566,14 +572,31 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     return Workflow.getInfo().isContinueAsNewSuggested() || Workflow.getInfo().getHistoryLength() > limit;
   }
 
-  /** A run started by signal-with-start loads its order first; commands wait for that. */
-  private void awaitLoaded() {
-    if (start != null && start.orderId() != null) Workflow.await(() -> order != null);
+  /**
+   * A command waits for the run's order: a run started by signal-with-start loads it first; a
+   * fresh run's create may still be reserving (docs/DESIGN.md §Workflow design, "Commands before
+   * the order").
+   */
+  private void awaitOrder() {
+    if (awaitingLoad()) {
+      Workflow.await(() -> order != null);
+    } else {
+      Workflow.await(() -> order != null || !orderMayCome());
+    }
   }
 
-  /** No order yet, but it is being loaded (or the run has not started): the handler waits and decides. */
+  /** No order yet, but it is being loaded (or the run has not started). */
   private boolean awaitingLoad() {
     return start == null || start.orderId() != null;
+  }
+
+  /**
+   * No order yet, but one may come: it is being loaded, or no create has settled (one may be
+   * reserving: the API lets a pay through once the row is committed, which can be before the
+   * create's handler has its answer). A command then waits for it and decides.
+   */
+  private boolean orderMayCome() {
+    return awaitingLoad() || (!createSettled && !noCreate && !cancelRequested);
   }
 
   /**

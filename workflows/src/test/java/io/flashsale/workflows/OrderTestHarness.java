@@ -38,6 +38,14 @@ final class OrderTestHarness implements AutoCloseable {
    * tasks, so the channel's activities find no worker.
    */
   OrderTestHarness(boolean activityWorker) {
+    this(activityWorker, true);
+  }
+
+  /**
+   * pollNow false: the worker polls only after {@link #startPolling}, so whatever the client sent
+   * meanwhile (a start, updates) reaches the run in one first workflow task.
+   */
+  OrderTestHarness(boolean activityWorker, boolean pollNow) {
     env = TestWorkflowEnvironment.newInstance();
     backend.engineClock = env::currentTimeMillis;
     for (String name : List.of("OrderId", "OrderStatus", "Sku", "Tenant", "OrderAttention")) {
@@ -51,8 +59,12 @@ final class OrderTestHarness implements AutoCloseable {
     } else {
       worker.registerActivitiesImplementations(backend.db);
     }
-    env.start();
+    if (pollNow) env.start();
     client = env.getWorkflowClient();
+  }
+
+  void startPolling() {
+    env.start();
   }
 
   @Override

@@ -503,6 +503,61 @@ class OrderWorkflowTest {
     assertEquals(0, events(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED));
   }
 
+  @Test
+  void aPayInTheSameTaskAsItsCreateWaitsForIt() throws Exception {
+    // a worker died in the create's task after the reserve committed; the buyer's retried create
+    // was answered from the row (200 REPLAY) and its pay came: the next worker gets the create and
+    // the pay in one workflow task, the pay's validator running before the create has an order
+    CommandResult r = createAndThenInOneTask(orders -> orders.pay(WF, "pay-1"));
+    assertNull(r.outcome(), "the pay ran once the create settled: " + r);
+    assertEquals(OrderStatus.PAID, r.status());
+    assertEquals(0, events(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED));
+  }
+
+  @Test
+  void aCancelInTheSameTaskAsItsCreateWaitsForIt() throws Exception {
+    CommandResult r = createAndThenInOneTask(orders -> orders.cancel(WF, "cancel-1"));
+    assertEquals(CommandOutcome.CANCELLED, r.outcome(), "the cancel ran once the create settled: " + r);
+    assertEquals(OrderStatus.CANCELLED, backend.row().status());
+  }
+
+  /**
+   * A run's create and then a command, both sent before any worker polls, so they reach the run in
+   * its first workflow task; the command as the API sends it (a validator's refusal is an answer).
+   */
+  private CommandResult createAndThenInOneTask(java.util.function.Function<Orders, CommandResult> command)
+      throws Exception {
+    harness.close();
+    harness = new OrderTestHarness(true, false);
+    env = harness.env;
+    client = harness.client;
+    backend = harness.backend;
+    OrderWorkflow wf = startRun();
+    java.util.concurrent.CompletableFuture<CreateResult> create = java.util.concurrent.CompletableFuture.supplyAsync(
+        () -> wf.create(new CreateOrder("t1", "user-1", "k1", "sku-1", 1, null)));
+    Thread.sleep(500); // the create is admitted first
+    java.util.concurrent.CompletableFuture<CommandResult> answer = java.util.concurrent.CompletableFuture.supplyAsync(
+        () -> command.apply(new Orders(client, SETTINGS)));
+    Thread.sleep(500);
+    harness.startPolling();
+    assertEquals(CreateOutcome.CREATED, create.get(20, TimeUnit.SECONDS).outcome());
+    return answer.get(20, TimeUnit.SECONDS);
+  }
+
+  @Test
+  void aPayForARunThatNeverGetsItsCreateIsRejectedWhenTheRunGivesUp() throws Exception {
+    // started by hand, no create: the pay waits for one, and is refused when the run ends after its bound
+    startRun();
+    java.util.concurrent.CompletableFuture<CommandResult> pay = java.util.concurrent.CompletableFuture.supplyAsync(
+        () -> new Orders(client, SETTINGS).pay(WF, "pay-1"));
+    waitFor(() -> events(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED) == 1);
+    env.sleep(SETTINGS.reservationTtl().plusSeconds(1));
+    CommandResult r = pay.get(20, TimeUnit.SECONDS);
+    assertEquals(new CommandResult(CommandOutcome.REJECTED, null, 0), r);
+    assertEquals(WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_COMPLETED, status());
+    assertEquals(0, backend.count("reserve"));
+  }
+
   private String attention() {
     var info = harness.describe();
     var payload = info.getSearchAttributes().getIndexedFieldsMap().get("OrderAttention");
