@@ -52,14 +52,17 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   static final String V_WORKFLOW_CANCEL = "workflow-cancel";
   /** A data error parks the step with an operator flag instead of failing the run. */
   static final String V_DATA_ERROR = "data-error-attention";
-  /** Database steps run as local activities when the run's settings ask for it. */
-  static final String V_LOCAL_DB_STEPS = "local-database-steps";
-  /** A local database step gives up after LOCAL_DB_STEP_BOUND and goes on as an activity task. */
-  static final String V_LOCAL_DB_BOUND = "local-step-bound";
-  /** The charge must start within CHARGE_START_BOUND; one that never started fails the order. */
-  static final String V_CHARGE_START_BOUND = "charge-start-bound";
+  // retired, their calls removed (docs/DESIGN.md §Workflow design, versioning): "local-database-steps"
+  // (the run's settings alone decide), "local-step-bound" (a local step is always bounded),
+  // "charge-start-bound" (the charge always has CHARGE_START_BOUND)
   /** An order cancelled before it reached the channel ends its run at once: no late-notice window. */
   static final String V_END_UNCHARGED = "end-uncharged-at-once";
+  /**
+   * A lean history: the loop keeps one timer per absolute deadline across wake-ups (no cancel and
+   * restart with the same deadline), no memo repeats the OrderId search attribute, and a status
+   * change upserts OrderStatus alone.
+   */
+  static final String V_LEAN_HISTORY = "lean-history";
 
   private static final Logger log = Workflow.getLogger(OrderWorkflowImpl.class);
 
@@ -107,18 +110,6 @@ public class OrderWorkflowImpl implements OrderWorkflow {
               .setScheduleToCloseTimeout(LOCAL_DB_STEP_BOUND)
               .build());
 
-  /** Runs started before `local-step-bound`: local steps that retry for up to a year. */
-  private final OrderActivities localDb =
-      Workflow.newLocalActivityStub(
-          OrderActivities.class,
-          LocalActivityOptions.newBuilder()
-              .setStartToCloseTimeout(DB_ACTIVITY_TIMEOUT)
-              .setRetryOptions(DB_RETRY)
-              // the SDK retries a local activity with unlimited attempts only within a schedule-to-close
-              // bound: a year is "until the database is back" in practice
-              .setScheduleToCloseTimeout(Duration.ofDays(365))
-              .build());
-
   /**
    * The channel, one stub with per-method options. Charge, query and close get one attempt: no
    * answer is the value UNKNOWN, which the order converges by query, not a retry. Refunds retry
@@ -144,7 +135,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
                           .build())
                   .build()));
 
-  /** The charge of runs started since `charge-start-bound`: it must start within CHARGE_START_BOUND. */
+  /** The charge: it must start within CHARGE_START_BOUND, or it never started. */
   private final ChannelActivities boundedCharge =
       Workflow.newActivityStub(
           ChannelActivities.class,
@@ -159,10 +150,8 @@ public class OrderWorkflowImpl implements OrderWorkflow {
 
   /** Where this run's database steps execute; decided by the settings it started with. */
   private OrderActivities db() {
-    boolean local = settings != null && settings.localDatabaseSteps()
-        && Workflow.getVersion(V_LOCAL_DB_STEPS, Workflow.DEFAULT_VERSION, 1) == 1;
-    if (!local) return taskDb;
-    return Workflow.getVersion(V_LOCAL_DB_BOUND, Workflow.DEFAULT_VERSION, 1) == 1 ? boundedLocalDb : localDb;
+    boolean local = settings != null && settings.localDatabaseSteps();
+    return local ? boundedLocalDb : taskDb;
   }
 
   /**
@@ -276,13 +265,14 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   private boolean awaitCreate() {
     if (order != null) return true;
     Supplier<Boolean> settled = () -> order != null || (createSettled && Workflow.isEveryHandlerFinished());
-    if (Workflow.getVersion(V_CREATE_BOUND, Workflow.DEFAULT_VERSION, 1) == Workflow.DEFAULT_VERSION) {
+    // the bound matters only to a run whose create has not started: asked there, not before
+    if (!createStarted && Workflow.getVersion(V_CREATE_BOUND, Workflow.DEFAULT_VERSION, 1) == Workflow.DEFAULT_VERSION) {
       Workflow.await(settled);
       return order != null;
     }
     // started without its create (by hand, or the update was lost): end after a bound, not never
     // re-checked: a create may start in the same task as the timer fires
-    if (!awaitOrTimeout(settings.reservationTtl(), () -> createStarted || order != null)
+    if (!createStarted && !awaitOrTimeout(settings.reservationTtl(), () -> createStarted || order != null)
         && !createStarted && order == null) {
       noCreate = true;
       Workflow.await(Workflow::isEveryHandlerFinished); // a pay or cancel that waited for the create is refused
@@ -322,6 +312,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       // a switch expression: a new status does not compile until it is handled here
       boolean goOn = switch (status) {
         case REFUNDING -> {
+          cancelDeadlineTimers(); // its rounds wait on their own backoff
           refund();
           yield true;
         }
@@ -359,8 +350,17 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       Workflow.await(Workflow::isEveryHandlerFinished);
       return !notices.isEmpty();
     }
-    // a timer that fires in the same task as a signal still leaves the notice queued: keep going
-    awaitOrTimeout(settings.lateNoticeWindow(), () -> !notices.isEmpty());
+    if (Workflow.getVersion(V_LEAN_HISTORY, Workflow.DEFAULT_VERSION, 1) == 1) {
+      // one window per status: a notice that changes nothing (a duplicate) keeps its deadline and timer
+      if (lateWindowVersion != order.version()) {
+        lateWindowVersion = order.version();
+        lateWindowEndsAt = Workflow.currentTimeMillis() + settings.lateNoticeWindow().toMillis();
+      }
+      awaitUntil(lateWindowEndsAt, () -> !notices.isEmpty());
+    } else {
+      // a timer that fires in the same task as a signal still leaves the notice queued: keep going
+      awaitOrTimeout(settings.lateNoticeWindow(), () -> !notices.isEmpty());
+    }
     if (!notices.isEmpty()) return true;
     Workflow.await(Workflow::isEveryHandlerFinished);
     return !notices.isEmpty();
@@ -388,9 +388,61 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     if (status == OrderStatus.UNKNOWN) wakeAt = Math.min(wakeAt, queryAt);
     int seenVersion = order.version();
     Supplier<Boolean> changed = () -> !notices.isEmpty() || order.version() != seenVersion;
+    if (Workflow.getVersion(V_LEAN_HISTORY, Workflow.DEFAULT_VERSION, 1) == 1) {
+      return awaitUntil(wakeAt, changed);
+    }
     return wakeAt == Long.MAX_VALUE
         ? awaitForever(changed)
         : awaitOrTimeout(Duration.ofMillis(Math.max(1, wakeAt - now)), changed);
+  }
+
+  /**
+   * The loop's timer: its deadline (workflow clock, ms), how it ended (null when it fired, else its
+   * failure) and its scope. Started once for a deadline and kept while the loop waits for that
+   * deadline, whatever woke the loop meanwhile; so at most one timer runs.
+   */
+  private long timerAt;
+  private CompletablePromise<RuntimeException> timerEnded;
+  private CancellationScope timerScope;
+  /** The order version whose late-notice window is open, and when that window closes. */
+  private int lateWindowVersion;
+  private long lateWindowEndsAt;
+
+  /** Waits until the condition holds or the deadline passes; true when the condition won. */
+  private boolean awaitUntil(long wakeAt, Supplier<Boolean> condition) {
+    if (condition.get()) return true;
+    // another deadline, or a timer of a cancelled run's scope (the settle after the cancel starts its own)
+    if (timerScope != null && (timerAt != wakeAt || timerScope.isCancelRequested())) cancelDeadlineTimer();
+    if (wakeAt == Long.MAX_VALUE) return awaitForever(condition);
+    if (timerScope == null) {
+      CompletablePromise<RuntimeException> ended = Workflow.newPromise();
+      Duration in = Duration.ofMillis(Math.max(1, wakeAt - Workflow.currentTimeMillis()));
+      timerScope = Workflow.newCancellationScope(() -> Workflow.newTimer(in).handle((fired, failure) -> {
+        ended.complete(failure);
+        return null;
+      }));
+      timerScope.run();
+      timerAt = wakeAt;
+      timerEnded = ended;
+    }
+    CompletablePromise<RuntimeException> ended = timerEnded;
+    Workflow.await(() -> ended.isCompleted() || condition.get());
+    if (!ended.isCompleted()) return true;
+    timerScope = null;
+    timerEnded = null;
+    if (ended.get() != null) throw ended.get(); // CanceledFailure: the run itself was cancelled
+    return false;
+  }
+
+  /** Cancels the loop's timer: what comes next waits on another deadline, or the run ends. */
+  private void cancelDeadlineTimers() {
+    if (timerScope != null) cancelDeadlineTimer();
+  }
+
+  private void cancelDeadlineTimer() {
+    timerScope.cancel();
+    timerScope = null;
+    timerEnded = null;
   }
 
   /** A deadline came: expire the reservation, and converge an UNKNOWN order by query (with backoff). */
@@ -637,11 +689,10 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   }
 
   private ChannelAnswer charge() {
-    boolean bounded = Workflow.getVersion(V_CHARGE_START_BOUND, Workflow.DEFAULT_VERSION, 1) == 1;
     try {
-      return (bounded ? boundedCharge : channel).charge(order.orderId(), order.amount());
+      return boundedCharge.charge(order.orderId(), order.amount());
     } catch (ActivityFailure e) {
-      if (bounded && e.getCause() instanceof TimeoutFailure t
+      if (e.getCause() instanceof TimeoutFailure t
           && t.getTimeoutType() == TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START) {
         // no activity worker took it within the bound: the request never left
         log.warn("order {} charge never started within {}: not charged", order.orderId(), CHARGE_START_BOUND);
@@ -724,10 +775,10 @@ public class OrderWorkflowImpl implements OrderWorkflow {
    * True when the condition became true, false when the time ran out.
    */
   private boolean awaitOrTimeout(Duration timeout, Supplier<Boolean> condition) {
+    if (condition.get()) return true; // no timer either way: the version is asked only when one is needed
     if (Workflow.getVersion(V_TIMER_CANCEL, Workflow.DEFAULT_VERSION, 1) == Workflow.DEFAULT_VERSION) {
       return Workflow.await(timeout, condition);
     }
-    if (condition.get()) return true;
     // how the timer ended: null when it fired, else its failure. Completed normally either way, so a
     // timer we cancel ourselves leaves no failed promise behind (the SDK logs each one at eviction)
     CompletablePromise<RuntimeException> ended = Workflow.newPromise();
@@ -747,15 +798,15 @@ public class OrderWorkflowImpl implements OrderWorkflow {
 
   /** Workflow.await that also wakes, with CanceledFailure, when the run is cancelled. */
   private void awaitUnlessCancelled(Supplier<Boolean> condition) {
+    CancellationScope scope = CancellationScope.current();
+    Workflow.await(() -> condition.get() || scope.isCancelRequested());
+    if (condition.get()) return;
+    // a cancel came: the version is asked here, the only place its branches differ (neither waits with a command)
     if (Workflow.getVersion(V_WORKFLOW_CANCEL, Workflow.DEFAULT_VERSION, 1) == Workflow.DEFAULT_VERSION) {
       Workflow.await(condition);
       return;
     }
-    CancellationScope scope = CancellationScope.current();
-    Workflow.await(() -> condition.get() || scope.isCancelRequested());
-    if (!condition.get() && scope.isCancelRequested()) {
-      throw new CanceledFailure("run cancelled");
-    }
+    throw new CanceledFailure("run cancelled");
   }
 
   /**
@@ -818,14 +869,19 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       for (Transition t : step.transitions()) timeline.add(t.label());
     }
     if (order != null && (before == null || before.status() != order.status())) {
-      if (before == null) {
+      boolean lean = Workflow.getVersion(V_LEAN_HISTORY, Workflow.DEFAULT_VERSION, 1) == 1;
+      if (before == null && !lean) {
         Workflow.upsertMemo(Map.of("OrderId", order.orderId()));
       }
-      Workflow.upsertTypedSearchAttributes(
-          ORDER_ID.valueSet(order.orderId()),
-          ORDER_STATUS.valueSet(order.status().name()),
-          SKU.valueSet(order.sku()),
-          TENANT.valueSet(order.tenant()));
+      if (before == null || !lean) {
+        Workflow.upsertTypedSearchAttributes(
+            ORDER_ID.valueSet(order.orderId()),
+            ORDER_STATUS.valueSet(order.status().name()),
+            SKU.valueSet(order.sku()),
+            TENANT.valueSet(order.tenant()));
+      } else {
+        Workflow.upsertTypedSearchAttributes(ORDER_STATUS.valueSet(order.status().name()));
+      }
     }
     if (order != null) {
       Workflow.setCurrentDetails(
