@@ -265,7 +265,8 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   private boolean awaitCreate() {
     if (order != null) return true;
     Supplier<Boolean> settled = () -> order != null || (createSettled && Workflow.isEveryHandlerFinished());
-    // the bound matters only to a run whose create has not started: asked there, not before
+    // the bound matters only to a run whose create has not started: asked there, not before (it
+    // came with await-cancels-timer, so no run took its bound with timers that are not cancelled)
     if (!createStarted && Workflow.getVersion(V_CREATE_BOUND, Workflow.DEFAULT_VERSION, 1) == Workflow.DEFAULT_VERSION) {
       Workflow.await(settled);
       return order != null;
@@ -648,7 +649,8 @@ public class OrderWorkflowImpl implements OrderWorkflow {
    * create's handler has its answer). A command then waits for it and decides.
    */
   private boolean orderMayCome() {
-    return awaitingLoad() || (!createSettled && !noCreate && !cancelRequested);
+    // a create that started after the bound gave up still makes the order: wait for it too
+    return awaitingLoad() || (!createSettled && (createStarted || !noCreate) && !cancelRequested);
   }
 
   /**
@@ -775,10 +777,11 @@ public class OrderWorkflowImpl implements OrderWorkflow {
    * True when the condition became true, false when the time ran out.
    */
   private boolean awaitOrTimeout(Duration timeout, Supplier<Boolean> condition) {
-    if (condition.get()) return true; // no timer either way: the version is asked only when one is needed
+    // asked before the condition: the old branch starts a timer even when the condition holds
     if (Workflow.getVersion(V_TIMER_CANCEL, Workflow.DEFAULT_VERSION, 1) == Workflow.DEFAULT_VERSION) {
       return Workflow.await(timeout, condition);
     }
+    if (condition.get()) return true;
     // how the timer ended: null when it fired, else its failure. Completed normally either way, so a
     // timer we cancel ourselves leaves no failed promise behind (the SDK logs each one at eviction)
     CompletablePromise<RuntimeException> ended = Workflow.newPromise();

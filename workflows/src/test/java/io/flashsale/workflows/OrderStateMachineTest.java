@@ -512,7 +512,6 @@ class OrderStateMachineTest {
     return backend.scheduledTimes("expireReservation").get(0);
   }
 
-  /** When the latest run last recorded an event of this type (test server clock, ms). */
   /** The workflow clock of the task that saw PAID: the start of the task that completed the pay. */
   private long paidTaskStartedAt() {
     List<HistoryEvent> events = harness.history();
@@ -526,6 +525,7 @@ class OrderStateMachineTest {
     return payTask.getEventTime().getSeconds() * 1_000 + payTask.getEventTime().getNanos() / 1_000_000;
   }
 
+  /** When the latest run last recorded an event of this type (test server clock, ms). */
   private long eventTime(EventType type) {
     HistoryEvent last = harness.history().stream().filter(e -> e.getEventType() == type)
         .reduce((a, b) -> b).orElseThrow(() -> new AssertionError("no " + type));

@@ -115,6 +115,20 @@ class OrderWorkflowTest {
     assertEquals(1, backend.count("reserve"));
   }
 
+  /** A workflow task completed after the latest signal: its commands are in the history. */
+  private boolean aTaskCompletedAfterTheLastSignal() {
+    boolean signalled = false;
+    boolean completedAfter = false;
+    for (HistoryEvent e : history()) {
+      if (e.getEventType() == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED) {
+        signalled = true;
+        completedAfter = false;
+      }
+      if (signalled && e.getEventType() == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) completedAfter = true;
+    }
+    return completedAfter;
+  }
+
   /** The version markers a history recorded, by change id. */
   private List<String> versionMarkers() {
     return history().stream().filter(e -> e.getEventType() == EventType.EVENT_TYPE_MARKER_RECORDED
@@ -146,6 +160,7 @@ class OrderWorkflowTest {
     assertEquals(OrderStatus.PAID, wf.pay().status());
     wf.paymentNotification(new Notice(1, "ntf-1", "CHARGED", 1990, "txn-1"));
     waitFor(() -> backend.count("applyNotice") == 1);
+    waitFor(this::aTaskCompletedAfterTheLastSignal); // the task that applied it, with its commands
     List<HistoryEvent> events = history();
     System.out.println("create -> pay -> PAID -> callback: " + events.size() + " events, version markers "
         + versionMarkers());
@@ -557,6 +572,10 @@ class OrderWorkflowTest {
     assertNull(r.outcome(), "the pay ran once the create settled: " + r);
     assertEquals(OrderStatus.PAID, r.status());
     assertEquals(0, events(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED));
+    // a history of the current code for the replay tests (evidence/src/test/resources/histories)
+    java.nio.file.Path dir = java.nio.file.Path.of("target", "histories");
+    java.nio.file.Files.createDirectories(dir);
+    java.nio.file.Files.writeString(dir.resolve("wf-pay-in-the-create-task.json"), client.fetchHistory(WF).toJson(true));
   }
 
   @Test
@@ -586,7 +605,16 @@ class OrderWorkflowTest {
     Thread.sleep(500);
     harness.startPolling();
     assertEquals(CreateOutcome.CREATED, create.get(20, TimeUnit.SECONDS).outcome());
-    return answer.get(20, TimeUnit.SECONDS);
+    CommandResult r = answer.get(20, TimeUnit.SECONDS);
+    // the precondition: both updates were accepted by the run's first task, no task between them
+    List<EventType> types = history().stream().map(HistoryEvent::getEventType).toList();
+    int firstAccepted = types.indexOf(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
+    int secondAccepted = types.subList(firstAccepted + 1, types.size()).indexOf(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED)
+        + firstAccepted + 1;
+    assertTrue(secondAccepted > firstAccepted, "two updates accepted: " + types);
+    assertEquals(1, types.subList(0, secondAccepted).stream().filter(t -> t == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED).count(),
+        "the create and the command came in the run's first workflow task: " + types);
+    return r;
   }
 
   @Test
