@@ -313,7 +313,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       // a switch expression: a new status does not compile until it is handled here
       boolean goOn = switch (status) {
         case REFUNDING -> {
-          cancelDeadlineTimers(); // its rounds wait on their own backoff
+          cancelLoopTimer(); // its rounds wait on their own backoff
           refund();
           yield true;
         }
@@ -351,7 +351,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       Workflow.await(Workflow::isEveryHandlerFinished);
       return !notices.isEmpty();
     }
-    if (Workflow.getVersion(V_LEAN_HISTORY, Workflow.DEFAULT_VERSION, 1) == 1) {
+    if (leanHistory()) {
       // one window per status: a notice that changes nothing (a duplicate) keeps its deadline and timer
       if (lateWindowVersion != order.version()) {
         lateWindowVersion = order.version();
@@ -389,7 +389,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     if (status == OrderStatus.UNKNOWN) wakeAt = Math.min(wakeAt, queryAt);
     int seenVersion = order.version();
     Supplier<Boolean> changed = () -> !notices.isEmpty() || order.version() != seenVersion;
-    if (Workflow.getVersion(V_LEAN_HISTORY, Workflow.DEFAULT_VERSION, 1) == 1) {
+    if (leanHistory()) {
       return awaitUntil(wakeAt, changed);
     }
     return wakeAt == Long.MAX_VALUE
@@ -413,18 +413,12 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   private boolean awaitUntil(long wakeAt, Supplier<Boolean> condition) {
     if (condition.get()) return true;
     // another deadline, or a timer of a cancelled run's scope (the settle after the cancel starts its own)
-    if (timerScope != null && (timerAt != wakeAt || timerScope.isCancelRequested())) cancelDeadlineTimer();
+    if (timerScope != null && (timerAt != wakeAt || timerScope.isCancelRequested())) cancelLoopTimer();
     if (wakeAt == Long.MAX_VALUE) return awaitForever(condition);
     if (timerScope == null) {
-      CompletablePromise<RuntimeException> ended = Workflow.newPromise();
-      Duration in = Duration.ofMillis(Math.max(1, wakeAt - Workflow.currentTimeMillis()));
-      timerScope = Workflow.newCancellationScope(() -> Workflow.newTimer(in).handle((fired, failure) -> {
-        ended.complete(failure);
-        return null;
-      }));
-      timerScope.run();
+      timerEnded = Workflow.newPromise();
+      timerScope = startTimer(Duration.ofMillis(Math.max(1, wakeAt - Workflow.currentTimeMillis())), timerEnded);
       timerAt = wakeAt;
-      timerEnded = ended;
     }
     CompletablePromise<RuntimeException> ended = timerEnded;
     Workflow.await(() -> ended.isCompleted() || condition.get());
@@ -435,15 +429,31 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     return false;
   }
 
-  /** Cancels the loop's timer: what comes next waits on another deadline, or the run ends. */
-  private void cancelDeadlineTimers() {
-    if (timerScope != null) cancelDeadlineTimer();
-  }
-
-  private void cancelDeadlineTimer() {
+  /** Cancels the loop's timer, if one runs: what comes next waits on another deadline. */
+  private void cancelLoopTimer() {
+    if (timerScope == null) return;
     timerScope.cancel();
     timerScope = null;
     timerEnded = null;
+  }
+
+  /**
+   * Starts a timer in its own cancellation scope; {@code ended} completes with null when it fires,
+   * else with its failure. Completed normally either way, so a timer cancelled here leaves no failed
+   * promise behind (the SDK logs each one at eviction).
+   */
+  private static CancellationScope startTimer(Duration in, CompletablePromise<RuntimeException> ended) {
+    CancellationScope scope = Workflow.newCancellationScope(() -> Workflow.newTimer(in).handle((fired, failure) -> {
+      ended.complete(failure);
+      return null;
+    }));
+    scope.run();
+    return scope;
+  }
+
+  /** This run keeps a lean history (change id `lean-history`, asked at the order's first status change). */
+  private boolean leanHistory() {
+    return Workflow.getVersion(V_LEAN_HISTORY, Workflow.DEFAULT_VERSION, 1) == 1;
   }
 
   /** A deadline came: expire the reservation, and converge an UNKNOWN order by query (with backoff). */
@@ -782,14 +792,8 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       return Workflow.await(timeout, condition);
     }
     if (condition.get()) return true;
-    // how the timer ended: null when it fired, else its failure. Completed normally either way, so a
-    // timer we cancel ourselves leaves no failed promise behind (the SDK logs each one at eviction)
     CompletablePromise<RuntimeException> ended = Workflow.newPromise();
-    CancellationScope timer = Workflow.newCancellationScope(() -> Workflow.newTimer(timeout).handle((fired, failure) -> {
-      ended.complete(failure);
-      return null;
-    }));
-    timer.run();
+    CancellationScope timer = startTimer(timeout, ended);
     Workflow.await(() -> ended.isCompleted() || condition.get());
     if (ended.isCompleted()) {
       if (ended.get() != null) throw ended.get(); // CanceledFailure: the run itself was cancelled
@@ -872,7 +876,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       for (Transition t : step.transitions()) timeline.add(t.label());
     }
     if (order != null && (before == null || before.status() != order.status())) {
-      boolean lean = Workflow.getVersion(V_LEAN_HISTORY, Workflow.DEFAULT_VERSION, 1) == 1;
+      boolean lean = leanHistory();
       if (before == null && !lean) {
         Workflow.upsertMemo(Map.of("OrderId", order.orderId()));
       }

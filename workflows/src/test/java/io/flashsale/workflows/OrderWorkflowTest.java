@@ -115,6 +115,22 @@ class OrderWorkflowTest {
     assertEquals(1, backend.count("reserve"));
   }
 
+  /** Writes the run's history to target/histories, a history of the current code for the replay tests. */
+  private void recordHistory(String name) throws java.io.IOException {
+    java.nio.file.Path dir = java.nio.file.Path.of("target", "histories");
+    java.nio.file.Files.createDirectories(dir);
+    java.nio.file.Files.writeString(dir.resolve(name + ".json"), client.fetchHistory(WF).toJson(true));
+  }
+
+  /** Replaces this test's harness (and its engine) with another. */
+  private void use(OrderTestHarness other) {
+    harness.close();
+    harness = other;
+    env = harness.env;
+    client = harness.client;
+    backend = harness.backend;
+  }
+
   /** A workflow task completed after the latest signal: its commands are in the history. */
   private boolean aTaskCompletedAfterTheLastSignal() {
     boolean signalled = false;
@@ -410,10 +426,7 @@ class OrderWorkflowTest {
     assertEquals(OrderStatus.REFUNDED, backend.row().status());
     assertEquals(6, backend.count("refund"), "a round of 5 failed attempts, then a second round");
     assertEquals(1, backend.count("completeRefund"));
-    // a history of the current code for the replay tests (evidence/src/test/resources/histories)
-    java.nio.file.Path dir = java.nio.file.Path.of("target", "histories");
-    java.nio.file.Files.createDirectories(dir);
-    java.nio.file.Files.writeString(dir.resolve("wf-refund-second-round.json"), client.fetchHistory(WF).toJson(true));
+    recordHistory("wf-refund-second-round");
   }
 
   // ---- handlers in a run's first workflow task ----
@@ -517,11 +530,7 @@ class OrderWorkflowTest {
 
   @Test
   void aChargeNoWorkerStartsIsNotChargedTheOrderFailsAndALaterChargeIsRefunded() throws Exception {
-    harness.close();
-    harness = new OrderTestHarness(false); // no activity worker: the charge's task is never taken
-    env = harness.env;
-    client = harness.client;
-    backend = harness.backend;
+    use(new OrderTestHarness(false)); // no activity worker: the charge's task is never taken
     backend.noticesApplyRules = true;
     OrderWorkflow wf = created();
     java.util.concurrent.CompletableFuture<CommandResult> pay = java.util.concurrent.CompletableFuture.supplyAsync(wf::pay);
@@ -572,10 +581,7 @@ class OrderWorkflowTest {
     assertNull(r.outcome(), "the pay ran once the create settled: " + r);
     assertEquals(OrderStatus.PAID, r.status());
     assertEquals(0, events(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED));
-    // a history of the current code for the replay tests (evidence/src/test/resources/histories)
-    java.nio.file.Path dir = java.nio.file.Path.of("target", "histories");
-    java.nio.file.Files.createDirectories(dir);
-    java.nio.file.Files.writeString(dir.resolve("wf-pay-in-the-create-task.json"), client.fetchHistory(WF).toJson(true));
+    recordHistory("wf-pay-in-the-create-task");
   }
 
   @Test
@@ -591,11 +597,7 @@ class OrderWorkflowTest {
    */
   private CommandResult createAndThenInOneTask(java.util.function.Function<Orders, CommandResult> command)
       throws Exception {
-    harness.close();
-    harness = new OrderTestHarness(true, false);
-    env = harness.env;
-    client = harness.client;
-    backend = harness.backend;
+    use(new OrderTestHarness(true, false));
     OrderWorkflow wf = startRun();
     java.util.concurrent.CompletableFuture<CreateResult> create = java.util.concurrent.CompletableFuture.supplyAsync(
         () -> wf.create(new CreateOrder("t1", "user-1", "k1", "sku-1", 1, null)));
