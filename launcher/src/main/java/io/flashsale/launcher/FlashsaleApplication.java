@@ -28,6 +28,8 @@ import java.io.FileNotFoundException;
 import java.io.InputStream;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 /** flashsale: REST API, worker and (in the embedded mode) the whole stack in one process. */
 public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
@@ -104,6 +106,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
 
   private void start(FlashsaleConfiguration cfg, Environment env) throws Exception {
     SecretsCheck.require(cfg);
+    poolSmallBuffers(cfg);
     // managed first, so it stops last: the exit record, once everything else stopped
     GracefulExit exit = new GracefulExit();
     env.lifecycle().manage(exit);
@@ -289,6 +292,26 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
         .append("  curl -s ").append(api).append("/orders/ord-0001 -H \"Authorization: Bearer $TOKEN\"\n");
     System.out.println(sb);
   }
+
+  /**
+   * Dropwizard's connectors pool no buffer under 64 bytes, and Jetty takes one of 12 for every
+   * chunk header it writes; unpooled, each was a new direct buffer taken behind one lock, which a
+   * crowd of connections queued on (docs/DESIGN.md §Overload). One byte puts it in the first pooled
+   * bucket, as Jetty's own default pool does. A configured size other than the default stays.
+   */
+  static void poolSmallBuffers(FlashsaleConfiguration cfg) {
+    if (!(cfg.getServerFactory() instanceof DefaultServerFactory f)) return;
+    List<io.dropwizard.jetty.ConnectorFactory> all = new ArrayList<>(f.getApplicationConnectors());
+    all.addAll(f.getAdminConnectors());
+    for (io.dropwizard.jetty.ConnectorFactory c : all) {
+      if (c instanceof HttpConnectorFactory h && h.getMinBufferPoolSize().toBytes() == DROPWIZARD_MIN_BUFFER_POOL_BYTES) {
+        h.setMinBufferPoolSize(io.dropwizard.util.DataSize.bytes(1));
+      }
+    }
+  }
+
+  /** Dropwizard's default {@code minBufferPoolSize}. */
+  static final long DROPWIZARD_MIN_BUFFER_POOL_BYTES = 64;
 
   private static int port(FlashsaleConfiguration cfg, boolean application) {
     DefaultServerFactory f = (DefaultServerFactory) cfg.getServerFactory();

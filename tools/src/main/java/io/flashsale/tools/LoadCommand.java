@@ -62,6 +62,10 @@ public class LoadCommand extends Command {
 
   @Override
   public void run(Bootstrap<?> bootstrap, Namespace ns) throws Exception {
+    // a plain command's bootstrap logging filters at its appender and leaves the root at DEBUG, so
+    // every library built its debug lines for nothing: the crowd's client spent its time there
+    ((ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME))
+        .setLevel(ch.qos.logback.classic.Level.WARN);
     PrintStream out = System.out;
     Load.Endpoints at = new Load.Endpoints(ns.getString("api"), ns.getString("admin"), ns.getString("channel"),
         ns.getString("database_url"), ns.getString("database_user"), env("PGPASSWORD"), env("FLASHSALE_CALLBACK_SECRET"),

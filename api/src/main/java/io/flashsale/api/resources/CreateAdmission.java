@@ -54,6 +54,11 @@ public final class CreateAdmission {
     }
   }
 
+  /** No room under the bound now: a create would be refused. A look only; {@link #tryAdmit} decides. */
+  public boolean full() {
+    return inFlight.get() >= bound();
+  }
+
   /** An admitted create ended (answered or failed): it frees its place and counts toward the rate. */
   public void done(boolean engineAnswered) {
     inFlight.decrementAndGet();

@@ -139,6 +139,11 @@ public class OrderResource {
         gateFromView.inc();
         return outcome(409, CreateOutcome.SOLD_OUT);
       }
+    } else if (admission.full() && stockView != null
+        && stockView.answer(caller.tenant(), sku) == StockView.Answer.AVAILABLE) {
+      // overloaded on a SKU that is on sale: refused before any read, so a crowd's retries cost the
+      // pool nothing; a retried key that has its order gets it once there is room (DESIGN.md §Overload)
+      return overloadedAnswer();
     } else {
       gateFromDatabase.inc();
       int remaining = skus.remaining(caller.tenant(), sku);
@@ -155,10 +160,7 @@ public class OrderResource {
       if (!keyed.payload().equals(request.payload())) return outcome(422, CreateOutcome.KEY_REUSED);
       return createAnswer(CreateOutcome.REPLAY, keyed.orderId());
     }
-    if (!admission.tryAdmit()) {
-      overloaded.inc();
-      return ApiError.unavailable(1, new OutcomeBody("OVERLOADED", "too many orders in flight; retry with the same key"));
-    }
+    if (!admission.tryAdmit()) return overloadedAnswer();
     CreateResult r;
     boolean answered = false;
     try {
@@ -369,7 +371,12 @@ public class OrderResource {
         ApiError.unavailable(1, new ErrorBody("ENGINE_UNAVAILABLE", message)));
   }
 
-  /** A create that made no order: the outcome alone. */
+  /** 503 OVERLOADED with Retry-After: nothing was written, the same key may be sent again. */
+  private Response overloadedAnswer() {
+    overloaded.inc();
+    return ApiError.unavailable(1, new OutcomeBody("OVERLOADED", "too many orders in flight; retry with the same key"));
+  }
+
   /**
    * A create that made no order: counted per outcome (flashsale.create.refused.*), not logged, and
    * answered with its body rendered once, the same bytes the JSON writer would produce.

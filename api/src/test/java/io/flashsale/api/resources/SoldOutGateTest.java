@@ -299,6 +299,37 @@ class SoldOutGateTest {
     assertEquals(0, staleResource.gateFromView().getCount());
   }
 
+  // ---------------------------------------------------------------- overloaded
+
+  @Test
+  void overloadedOnAnAvailableSkuIs503BeforeAnyReadAndAnUnknownSkuStill404() throws Throwable {
+    // an admission without room: every create past the gates is refused
+    ResourceExtension fullApi = api(new OrderResource(orders, queries, skus, view, null, CreateAdmission.fixed(0), 1),
+        new Principals(pg.db()));
+    fullApi.before();
+    try {
+      String sku = newSku(5);
+      awaitAnswer(sku, StockView.Answer.AVAILABLE);
+      // a crowd's retries: refused at once, no stock read, no key read, no engine
+      for (int i = 0; i < 20; i++) {
+        Response r = create(fullApi, "k1", sku);
+        assertEquals(503, r.getStatus());
+        assertEquals("1", r.getHeaderString("Retry-After"));
+        assertEquals("OVERLOADED", parse(r.readEntity(String.class)).get("outcome").asText());
+      }
+      verify(skus, never()).remaining(anyString(), anyString());
+      verify(queries, never()).keyedOrder(anyString(), anyString(), anyString());
+      verifyNoInteractions(orders);
+
+      // what the view does not know as on sale goes through the stock read as before
+      Response unknown = create(fullApi, "k2", "no-such-sku");
+      assertEquals(404, unknown.getStatus());
+      verify(skus).remaining(TENANT, "no-such-sku");
+    } finally {
+      fullApi.after();
+    }
+  }
+
   // ---------------------------------------------------------------- helpers
 
   private Response create(ResourceExtension target, String requestKey, String sku) {

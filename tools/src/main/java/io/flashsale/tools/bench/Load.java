@@ -225,9 +225,6 @@ public final class Load implements AutoCloseable {
 
   // ---------------------------------------------------------------- b4: the crowd
 
-  /** What one buyer of the crowd got in the end, after every retry of a 503. */
-  record Buyer(int index, long firstSentNanos, String outcome, long nanos, int retries) {}
-
   /** The outcomes a buyer may end with: anything else (a 503 never retried to an answer, no answer) is a failure. */
   static final java.util.Set<String> DEFINITE = java.util.Set.of("CREATED", "REPLAY", "SOLD_OUT", "USER_LIMIT");
 
@@ -247,46 +244,34 @@ public final class Load implements AutoCloseable {
    * the units sold, how many went to the first tenth of the arrivals by send time.
    */
   public ScenarioResult b4(int run, int n, int units, double arrivalSeconds, Duration max) throws Exception {
-    HttpJson[] crowd = new HttpJson[n]; // written by the login threads, read after their batch ended
+    String[] tokens = new String[n]; // written by the login threads, read after their batch ended
     String prefix = "b4-" + run + "-" + tag + "-";
     ClosedLoop.Batch logins = ClosedLoop.run(16, n, Duration.ofMinutes(10), i -> {
-      crowd[i] = api.login(TENANT, prefix + i);
+      tokens[i] = api.login(TENANT, prefix + i).token();
       return new Timed("LOGGED_IN", 0);
     });
     long notLoggedIn = n - logins.results().stream().filter(t -> t.outcome().equals("LOGGED_IN")).count();
     if (notLoggedIn > 0) throw new IllegalStateException(notLoggedIn + " of the crowd's logins failed");
     String sku = newSku("b4-" + run, units, 1);
-    java.util.concurrent.ConcurrentLinkedQueue<Buyer> ended = new java.util.concurrent.ConcurrentLinkedQueue<>();
-    java.util.concurrent.atomic.AtomicLong unavailable = new java.util.concurrent.atomic.AtomicLong();
-    long deadline = System.nanoTime() + max.toNanos();
-    mark(MARK_START);
-    long t0 = System.nanoTime();
-    ClosedLoop.Batch b = OpenLoop.run(n / arrivalSeconds, n, max, n, i -> {
-      long first = System.nanoTime();
-      int retries = 0;
-      while (true) {
-        HttpJson.Reply r;
-        String outcome;
-        try {
-          r = crowd[i].post("/orders", Map.of("request_key", sku + "-" + i, "sku", sku, "quantity", 1));
-          outcome = outcome(r, "outcome");
-        } catch (RuntimeException e) {
-          r = null;
-          outcome = ClosedLoop.failure(e);
-        }
-        boolean retry = r != null && r.status() == 503 && System.nanoTime() < deadline;
-        if (r != null && r.status() == 503) unavailable.incrementAndGet();
-        if (!retry) {
-          ended.add(new Buyer(i, first - t0, outcome, System.nanoTime() - first, retries));
-          return new Timed(outcome, System.nanoTime() - first);
-        }
-        retries++;
-        sleepRetryAfter(r.header("Retry-After"));
-      }
-    });
+    List<Crowd.Ended> ended;
+    long unavailable;
+    long connectionRetries;
+    long t0;
+    try (Crowd crowd = new Crowd(n)) {
+      mark(MARK_START);
+      t0 = System.nanoTime();
+      ended = crowd.run(at.api() + "/orders", tokens,
+          i -> "{\"request_key\":\"" + sku + "-" + i + "\",\"sku\":\"" + sku + "\",\"quantity\":1}",
+          n / arrivalSeconds, REQUEST_TIMEOUT, t0 + max.toNanos(), t0);
+      unavailable = crowd.unavailable();
+      connectionRetries = crowd.connectionRetries();
+    }
+    List<Timed> results = new ArrayList<>();
+    for (Crowd.Ended e : ended) results.add(new Timed(e.outcome(), e.nanos()));
+    ClosedLoop.Batch b = new ClosedLoop.Batch(results, (System.nanoTime() - t0) / 1e9);
     mark(MARK_END);
-    List<Buyer> buyers = new ArrayList<>(ended);
-    buyers.sort(java.util.Comparator.comparingLong(Buyer::firstSentNanos));
+    List<Crowd.Ended> buyers = new ArrayList<>(ended);
+    buyers.sort(java.util.Comparator.comparingLong(Crowd.Ended::firstSentNanos));
     Map<String, Double> m = new LinkedHashMap<>();
     double lastAnswer = buyers.stream().mapToLong(x -> x.firstSentNanos() + x.nanos()).max().orElse(0) / 1e9;
     double lastArrival = buyers.isEmpty() ? 0 : buyers.get(buyers.size() - 1).firstSentNanos() / 1e9;
@@ -294,14 +279,15 @@ public final class Load implements AutoCloseable {
     m.put("last arrival s", lastArrival);
     for (String o : List.of("CREATED", "SOLD_OUT", "USER_LIMIT")) {
       List<Long> lat = new ArrayList<>();
-      for (Buyer x : buyers) if (x.outcome().equals(o)) lat.add(x.nanos());
+      for (Crowd.Ended x : buyers) if (x.outcome().equals(o)) lat.add(x.nanos());
       Collections.sort(lat);
       if (lat.isEmpty()) continue;
       m.put(o + " p50 ms", Stats.pct(lat, 50));
       m.put(o + " p99 ms", Stats.pct(lat, 99));
     }
-    m.put("503 answers", (double) unavailable.get());
-    m.put("retries", (double) buyers.stream().mapToInt(Buyer::retries).sum());
+    m.put("503 answers", (double) unavailable);
+    m.put("retries", (double) buyers.stream().mapToInt(Crowd.Ended::retries).sum());
+    m.put("retries after a failed connection", (double) connectionRetries);
     int firstTenth = Math.max(1, n / 10);
     long soldToFirst = buyers.stream().limit(firstTenth).filter(x -> bought(x.outcome())).count();
     long sold = buyers.stream().filter(x -> bought(x.outcome())).count();
@@ -318,22 +304,7 @@ public final class Load implements AutoCloseable {
     return new ScenarioResult("b4", run, n, b.results().size(), (System.nanoTime() - t0) / 1e9, lastAnswer,
         "s until the last buyer's answer", Stats.pct(created, 50), Stats.pct(created, 99), Stats.outcomes(b.results()), m,
         broken, "", List.of(units + " units, " + n + " buyers arriving within " + arrivalSeconds + " s, 503s retried"
-            + " after Retry-After; latency = first send to final answer"));
-  }
-
-  private static void sleepRetryAfter(String header) {
-    long seconds = 1;
-    try {
-      if (header != null) seconds = Math.max(0, Math.min(10, Long.parseLong(header.trim())));
-    } catch (NumberFormatException ignored) {
-      // a date form or garbage: one second, as most clients do
-    }
-    try {
-      Thread.sleep(seconds * 1000);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException("interrupted", e);
-    }
+            + " after Retry-After and failed connections after 1 s, same key; latency = first send to final answer"));
   }
 
   // ---------------------------------------------------------------- the engine ceiling
