@@ -195,6 +195,14 @@ public class OrderActivitiesImpl implements OrderActivities {
   }
 
   @Override
+  public OrderView findOfRun(String tenant, String subject, String requestKey, String workflowId) {
+    return read(c -> {
+      OrderRow row = OrderRow.ofRun(c, tenant, subject, requestKey, workflowId);
+      return row == null ? null : row.view();
+    });
+  }
+
+  @Override
   public Step beginPay(String orderId) {
     return tx(c -> {
       OrderTx tx = open(c, orderId);

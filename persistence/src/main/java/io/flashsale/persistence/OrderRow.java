@@ -42,6 +42,13 @@ public record OrderRow(String orderId, String tenant, String subject, String req
         tenant, subject, requestKey);
   }
 
+  /** The request key's order if the workflow {@code workflowId} made it, else null. */
+  public static OrderRow ofRun(Connection c, String tenant, String subject, String requestKey, String workflowId)
+      throws SQLException {
+    return find(c, "SELECT " + COLUMNS + " FROM orders WHERE tenant = ? AND subject = ? AND request_key = ?"
+        + " AND workflow_id = ?", tenant, subject, requestKey, workflowId);
+  }
+
   private static OrderRow find(Connection c, String sql, String... args) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(sql)) {
       for (int i = 0; i < args.length; i++) ps.setString(i + 1, args[i]);

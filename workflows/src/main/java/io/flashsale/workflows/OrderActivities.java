@@ -17,6 +17,12 @@ public interface OrderActivities {
 
   OrderView load(String orderId);
 
+  /**
+   * The order of this request key if its run made it (its workflow id), else null: what a reserve
+   * committed in a workflow task that never completed left behind.
+   */
+  OrderView findOfRun(String tenant, String subject, String requestKey, String workflowId);
+
   /** CREATED → PAYING, committed before the channel is called. */
   Step beginPay(String orderId);
 

@@ -65,6 +65,8 @@ public class OrderWorkflowImpl implements OrderWorkflow {
    * change upserts OrderStatus alone.
    */
   static final String V_LEAN_HISTORY = "lean-history";
+  /** A run that gives up waiting for its create first takes over the row a lost attempt of it committed. */
+  static final String V_ADOPT_LOST_CREATE = "adopt-lost-create";
 
   private static final Logger log = Workflow.getLogger(OrderWorkflowImpl.class);
 
@@ -200,6 +202,8 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   private boolean createStarted;
   /** No create came within the bound: the run ends without an order, a command waiting for one is refused. */
   private boolean noCreate;
+  /** This run took over the row a lost attempt of its create committed ({@link #adoptLostCreate}). */
+  private boolean adopted;
   /** The run was cancelled (temporal workflow cancel): settle the order, then end. */
   private boolean cancelRequested;
   /** Why the order waits for an operator (a data error), or null. */
@@ -276,7 +280,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     // started without its create (by hand, or the update was lost): end after a bound, not never
     // re-checked: a create may start in the same task as the timer fires
     if (!createStarted && !awaitOrTimeout(settings.reservationTtl(), () -> createStarted || order != null)
-        && !createStarted && order == null) {
+        && !createStarted && order == null && !adoptLostCreate()) {
       noCreate = true;
       Workflow.await(Workflow::isEveryHandlerFinished); // a pay or cancel that waited for the create is refused
       if (!createStarted && order == null) {
@@ -288,10 +292,39 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     return order != null;
   }
 
+  /**
+   * A create whose reserve committed in a workflow task that never completed, and whose update the
+   * engine then dropped (the API's call gave up at its deadline), leaves a CREATED row no run holds.
+   * The API answers the key's retries from that row (200 REPLAY), so no create comes again: before
+   * the run ends for want of one, it looks for that row and takes it over, so the buyer can pay and
+   * the reservation expires (docs/DESIGN.md §Workflow design, "A lost create"). True when it did.
+   */
+  private boolean adoptLostCreate() {
+    if (Workflow.getVersion(V_ADOPT_LOST_CREATE, Workflow.DEFAULT_VERSION, 1) == Workflow.DEFAULT_VERSION) return false;
+    OrderView lost = step("findOfRun", db -> db.findOfRun(start.tenant(), start.subject(), start.requestKey(),
+        Workflow.getInfo().getWorkflowId()));
+    // CREATED v1 is what a reserve alone leaves; any later state was written by a run that held it
+    if (lost == null || lost.status() != OrderStatus.CREATED || lost.version() != 1 || order != null) {
+      return order != null;
+    }
+    log.warn("order {}: its create's answer was lost; this run takes the order over", lost.orderId());
+    lock.lock();
+    try {
+      adopted = true;
+      track(new Step("ADOPTED", lost, List.of()));
+    } finally {
+      lock.unlock();
+    }
+    return true;
+  }
+
   private void startLoop() {
     if (loopReady) return;
     loopReady = true;
-    Long carried = start.reservationExpiresAt();
+    // an adopted order was reserved in this run's first task: its reservation runs from the run's start
+    Long carried = adopted
+        ? Long.valueOf(Workflow.getInfo().getRunStartedTimestampMillis() + settings.reservationTtlMillis())
+        : start.reservationExpiresAt();
     expiryAt = carried == null ? Workflow.currentTimeMillis() + settings.reservationTtlMillis() : carried;
     reservationExpired = carried != null && carried < 0;
     queryAt = 0;

@@ -76,6 +76,12 @@ final class FakeOrderBackend {
     return row;
   }
 
+  /** A reserve that committed in a workflow task that never completed: the row, and no answer to any run. */
+  synchronized void commitLostCreate(String tenant, String subject, String sku) {
+    row = new OrderView("ord-0001", tenant, subject, sku, 1, 1990, OrderStatus.CREATED, 1, "ord-0001/r1");
+    committed.add(new Transition(null, OrderStatus.CREATED, 1, "create"));
+  }
+
   private synchronized Step move(OrderStatus to, String cause, String effect) {
     Transition t = new Transition(row.status(), to, row.version() + 1, cause);
     row = new OrderView(row.orderId(), row.tenant(), row.subject(), row.sku(), row.quantity(), row.amount(), to,
@@ -149,6 +155,13 @@ final class FakeOrderBackend {
     public OrderView load(String orderId) {
       note("load");
       return row();
+    }
+
+    @Override
+    public OrderView findOfRun(String tenant, String subject, String requestKey, String workflowId) {
+      note("findOfRun");
+      OrderView r = row();
+      return r != null && r.tenant().equals(tenant) && r.subject().equals(subject) ? r : null;
     }
 
     @Override

@@ -643,6 +643,21 @@ class OrderWorkflowTest {
     assertEquals(0, backend.count("reserve"));
   }
 
+  @Test
+  void aRunWhoseCreateWasLostTakesOverTheRowItsReserveCommittedAndExpiresIt() throws Exception {
+    // the reserve committed in a workflow task that never completed, and the create's update was
+    // dropped: the API answers the key's retries from the row, so no create comes to the run again
+    startRun();
+    backend.commitLostCreate("t1", "user-1", "sku-1");
+    env.sleep(SETTINGS.reservationTtl().plusSeconds(1));
+    waitFor(() -> status() == WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_COMPLETED);
+    assertEquals(1, backend.count("findOfRun"), "looked for the row once, when the bound came");
+    assertEquals(0, backend.count("reserve"), "no create reached the run");
+    assertEquals(OrderStatus.CANCELLED, backend.row().status(), "the reservation expired: its unit is back");
+    assertEquals(1, backend.count("expireReservation"));
+    assertTrue(versionMarkers().contains("adopt-lost-create"), versionMarkers().toString());
+  }
+
   private String attention() {
     var info = harness.describe();
     var payload = info.getSearchAttributes().getIndexedFieldsMap().get("OrderAttention");

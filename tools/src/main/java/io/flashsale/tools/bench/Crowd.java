@@ -20,6 +20,8 @@ import org.eclipse.jetty.client.HttpClient;
 import org.eclipse.jetty.client.Result;
 import org.eclipse.jetty.client.StringRequestContent;
 import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
+import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
 
 /**
  * The crowd's client: every buyer's create is sent at its arrival time and answered asynchronously
@@ -34,7 +36,17 @@ public final class Crowd implements AutoCloseable {
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  private final HttpClient http = new HttpClient();
+  /**
+   * Buyers per client: Jetty's connection pool looks for an idle connection by walking its entries,
+   * so one pool of 10 000 busy connections made every send walk all of them (the crowd's arrivals
+   * fell 36 s behind); a few hundred per client keep that walk short.
+   */
+  static final int BUYERS_PER_CLIENT = 256;
+
+  /** Buyer i sends through clients[i % length]; they share one thread pool and one scheduler. */
+  private final HttpClient[] clients;
+  private final QueuedThreadPool threads = new QueuedThreadPool(200, 8, 60_000, -1, null, null);
+  private final ScheduledExecutorScheduler scheduler = new ScheduledExecutorScheduler("crowd-scheduler", true);
   private final ScheduledExecutorService retries = Executors.newSingleThreadScheduledExecutor(r -> {
     Thread t = new Thread(r, "crowd-retry");
     t.setDaemon(true);
@@ -45,14 +57,25 @@ public final class Crowd implements AutoCloseable {
   /** Requests sent again after their connection failed. */
   private final AtomicLong connectionRetries = new AtomicLong();
 
-  /** A client that may hold one connection per buyer waiting for an answer, up to {@code buyers}. */
+  /** Clients that may hold one connection per buyer waiting for an answer, up to {@code buyers}. */
   public Crowd(int buyers) throws Exception {
-    http.setMaxConnectionsPerDestination(buyers);
-    http.setMaxRequestsQueuedPerDestination(buyers);
-    http.setConnectTimeout(5_000);
-    http.setIdleTimeout(60_000);
-    http.setFollowRedirects(false);
-    http.start();
+    threads.setName("crowd-client");
+    threads.setDaemon(true);
+    threads.start();
+    scheduler.start();
+    clients = new HttpClient[Math.max(1, (buyers + BUYERS_PER_CLIENT - 1) / BUYERS_PER_CLIENT)];
+    for (int i = 0; i < clients.length; i++) {
+      HttpClient http = new HttpClient();
+      http.setExecutor(threads);
+      http.setScheduler(scheduler);
+      http.setMaxConnectionsPerDestination(BUYERS_PER_CLIENT);
+      http.setMaxRequestsQueuedPerDestination(buyers);
+      http.setConnectTimeout(5_000);
+      http.setIdleTimeout(60_000);
+      http.setFollowRedirects(false);
+      http.start();
+      clients[i] = http;
+    }
   }
 
   public long unavailable() {
@@ -111,7 +134,7 @@ public final class Crowd implements AutoCloseable {
 
     void send() {
       if (tries++ == 0) first = System.nanoTime();
-      http.POST(url)
+      clients[index % clients.length].POST(url)
           .headers(h -> h.put(HttpHeader.AUTHORIZATION, "Bearer " + token))
           .body(new StringRequestContent("application/json", json))
           .timeout(timeout.toMillis(), TimeUnit.MILLISECONDS)
@@ -182,6 +205,8 @@ public final class Crowd implements AutoCloseable {
   @Override
   public void close() throws Exception {
     retries.shutdownNow();
-    http.stop();
+    for (HttpClient http : clients) http.stop();
+    scheduler.stop();
+    threads.stop();
   }
 }
