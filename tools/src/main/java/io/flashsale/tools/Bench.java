@@ -611,11 +611,18 @@ final class Bench {
     });
     var stub = w.temporal().service().blockingStub();
     String namespace = w.temporal().client().getOptions().getNamespace();
-    long running = ids.parallelStream().filter(id -> stub.describeWorkflowExecution(
-            io.temporal.api.workflowservice.v1.DescribeWorkflowExecutionRequest.newBuilder().setNamespace(namespace)
-                .setExecution(io.temporal.api.common.v1.WorkflowExecution.newBuilder().setWorkflowId(id)).build())
-        .getWorkflowExecutionInfo().getStatus()
-        == io.temporal.api.enums.v1.WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_RUNNING).count();
+    long running = ids.parallelStream().filter(id -> {
+      try {
+        return stub.describeWorkflowExecution(
+                io.temporal.api.workflowservice.v1.DescribeWorkflowExecutionRequest.newBuilder().setNamespace(namespace)
+                    .setExecution(io.temporal.api.common.v1.WorkflowExecution.newBuilder().setWorkflowId(id)).build())
+            .getWorkflowExecutionInfo().getStatus()
+            == io.temporal.api.enums.v1.WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_RUNNING;
+      } catch (io.grpc.StatusRuntimeException e) {
+        if (e.getStatus().getCode() == io.grpc.Status.Code.NOT_FOUND) return false; // past retention: not open
+        throw e;
+      }
+    }).count();
     return new OpenRuns(ids.size(), running);
   }
 

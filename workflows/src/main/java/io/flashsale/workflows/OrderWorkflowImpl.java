@@ -310,6 +310,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     log.warn("order {}: its create's answer was lost; this run takes the order over", lost.orderId());
     lock.lock();
     try {
+      if (order != null) return true; // a create started during the step and made (or found) it: its own
       adopted = true;
       track(new Step("ADOPTED", lost, List.of()));
     } finally {

@@ -140,9 +140,10 @@ public class OrderResource {
         return outcome(409, CreateOutcome.SOLD_OUT);
       }
     } else if (admission.full() && stockView != null
-        && stockView.answer(caller.tenant(), sku) == StockView.Answer.AVAILABLE) {
-      // overloaded on a SKU that is on sale: refused before any read, so a crowd's retries cost the
-      // pool nothing; a retried key that has its order gets it once there is room (DESIGN.md §Overload)
+        && stockView.answer(caller.tenant(), sku) == StockView.Answer.AVAILABLE && principalView != null
+        && principalView.hasNoOrder(caller.tenant(), caller.subject(), anyPollWithinItsBound())) {
+      // overloaded on a SKU that is on sale, and the buyer has no order: refused before any read, so a
+      // crowd's retries cost the pool nothing (DESIGN.md §Overload); a buyer who may have one reads its key
       return overloadedAnswer();
     } else {
       gateFromDatabase.inc();
@@ -167,6 +168,8 @@ public class OrderResource {
       r = orders.create(request);
       answered = true;
     } catch (WorkflowServiceException | Orders.DeadlineExceeded e) {
+      // its reserve may have committed: this buyer's next tries read the key, so they get the order
+      if (principalView != null) principalView.noteOrdered(caller.tenant(), caller.subject());
       log.warn("create {}/{} key {}: engine unavailable: {}", caller.tenant(), caller.subject(), requestKey, e.toString());
       throw engineUnavailable("the order engine did not answer; retry with the same key");
     } finally {
@@ -369,6 +372,11 @@ public class OrderResource {
   private static jakarta.ws.rs.WebApplicationException engineUnavailable(String message) {
     return new jakarta.ws.rs.WebApplicationException(message,
         ApiError.unavailable(1, new ErrorBody("ENGINE_UNAVAILABLE", message)));
+  }
+
+  /** A caller-view "no order" from any poll within its bound will do: the buyers this process saw order are noted at once. */
+  private long anyPollWithinItsBound() {
+    return System.nanoTime() - java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(principalView.boundMillis()) - 1;
   }
 
   /** 503 OVERLOADED with Retry-After: nothing was written, the same key may be sent again. */

@@ -304,12 +304,18 @@ class SoldOutGateTest {
   @Test
   void overloadedOnAnAvailableSkuIs503BeforeAnyReadAndAnUnknownSkuStill404() throws Throwable {
     // an admission without room: every create past the gates is refused
-    ResourceExtension fullApi = api(new OrderResource(orders, queries, skus, view, null, CreateAdmission.fixed(0), 1),
-        new Principals(pg.db()));
+    ResourceExtension fullApi = api(new OrderResource(orders, queries, skus, view, principalView,
+        CreateAdmission.fixed(0), 1), new Principals(principalsDb, principalView));
     fullApi.before();
     try {
       String sku = newSku(5);
       awaitAnswer(sku, StockView.Answer.AVAILABLE);
+      long deadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+      while (!principalView.hasNoOrder(TENANT, subject, System.nanoTime() - Duration.ofSeconds(2).toNanos())) {
+        if (System.nanoTime() > deadline) fail("the caller view never polled");
+        sleep();
+      }
+      reset(principalsDb);
       // a crowd's retries: refused at once, no stock read, no key read, no engine
       for (int i = 0; i < 20; i++) {
         Response r = create(fullApi, "k1", sku);
@@ -319,7 +325,13 @@ class SoldOutGateTest {
       }
       verify(skus, never()).remaining(anyString(), anyString());
       verify(queries, never()).keyedOrder(anyString(), anyString(), anyString());
-      verifyNoInteractions(orders);
+      verifyNoInteractions(orders, principalsDb);
+
+      // a buyer who may have an order (this process saw one, or a create of theirs got no answer)
+      // reads the key first: a retry of an ordered key is answered with its order, never refused blind
+      principalView.noteOrdered(TENANT, subject);
+      assertEquals(503, create(fullApi, "k9", sku).getStatus(), "no order under k9: still overloaded");
+      verify(queries).keyedOrder(TENANT, subject, "k9");
 
       // what the view does not know as on sale goes through the stock read as before
       Response unknown = create(fullApi, "k2", "no-such-sku");

@@ -31,7 +31,7 @@ import org.eclipse.jetty.util.thread.ScheduledExecutorScheduler;
  * failed, after a second.
  */
 public final class Crowd implements AutoCloseable {
-  /** How one buyer ended, after every retry: nanos from the first send to the final answer. */
+  /** How one buyer ended: nanos from the first send to the final answer; retries = its 503s sent again. */
   public record Ended(int index, long firstSentNanos, String outcome, long nanos, int retries) {}
 
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -101,7 +101,10 @@ public final class Crowd implements AutoCloseable {
       for (long wait = due - System.nanoTime(); wait > 0; wait = due - System.nanoTime()) LockSupport.parkNanos(wait);
       new Buyer(i, url, tokens[i], body.apply(i), requestTimeout, retryUntil, t0, ended, done).send();
     }
-    done.await();
+    // every buyer ends by its own deadlines; past them, the ones still open are the client's to report
+    if (!done.await(retryUntil - System.nanoTime() + requestTimeout.toNanos() + 15_000_000_000L, TimeUnit.NANOSECONDS)) {
+      throw new IllegalStateException(done.getCount() + " of the crowd's buyers never ended");
+    }
     return new ArrayList<>(ended);
   }
 
@@ -118,6 +121,7 @@ public final class Crowd implements AutoCloseable {
     private final CountDownLatch done;
     private long first;
     private int tries;
+    private int retriedUnavailable;
 
     Buyer(int index, String url, String token, String json, Duration timeout, long retryUntil, long t0,
         ConcurrentLinkedQueue<Ended> ended, CountDownLatch done) {
@@ -147,7 +151,7 @@ public final class Crowd implements AutoCloseable {
                 // which the create contract makes safe (a timeout is the server's, and stays one)
                 if (failure.equals(ClosedLoop.CLIENT_IO_ERROR) && System.nanoTime() < retryUntil) {
                   connectionRetries.incrementAndGet();
-                  retries.schedule(Buyer.this::send, 1, TimeUnit.SECONDS);
+                  retries.schedule(Buyer.this::resend, 1, TimeUnit.SECONDS);
                   return;
                 }
                 end(failure);
@@ -157,7 +161,8 @@ public final class Crowd implements AutoCloseable {
               if (status == 503) {
                 unavailable.incrementAndGet();
                 if (System.nanoTime() < retryUntil) {
-                  retries.schedule(Buyer.this::send,
+                  retriedUnavailable++;
+                  retries.schedule(Buyer.this::resend,
                       retryAfterSeconds(result.getResponse().getHeaders().get(HttpHeader.RETRY_AFTER)), TimeUnit.SECONDS);
                   return;
                 }
@@ -167,8 +172,17 @@ public final class Crowd implements AutoCloseable {
           });
     }
 
+    /** A scheduled try: one that cannot even be sent ends its buyer instead of leaving it open. */
+    void resend() {
+      try {
+        send();
+      } catch (RuntimeException e) {
+        end(failure(e));
+      }
+    }
+
     private void end(String outcome) {
-      ended.add(new Ended(index, first - t0, outcome, System.nanoTime() - first, tries - 1));
+      ended.add(new Ended(index, first - t0, outcome, System.nanoTime() - first, retriedUnavailable));
       done.countDown();
     }
   }
