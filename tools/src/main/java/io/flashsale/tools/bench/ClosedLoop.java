@@ -58,13 +58,15 @@ public final class ClosedLoop {
 
   /**
    * The outcome of a call that threw: {@link #CLIENT_TIMEOUT} when an {@link HttpTimeoutException}
-   * is among its causes, {@link #CLIENT_IO_ERROR} for any other I/O failure, else ERROR_ and the
+   * (the JDK client) or a {@link java.util.concurrent.TimeoutException} (Jetty's) is among its causes, {@link #CLIENT_IO_ERROR} for any other I/O failure, else ERROR_ and the
    * exception's class.
    */
   public static String failure(Throwable e) {
     boolean io = false;
     for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      if (t instanceof HttpTimeoutException) return CLIENT_TIMEOUT;
+      if (t instanceof HttpTimeoutException || t instanceof java.util.concurrent.TimeoutException) {
+        return CLIENT_TIMEOUT;
+      }
       if (t instanceof IOException) io = true;
     }
     return io ? CLIENT_IO_ERROR : "ERROR_" + e.getClass().getSimpleName();

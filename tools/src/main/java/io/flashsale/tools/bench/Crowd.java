@@ -11,7 +11,6 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 import java.util.function.IntFunction;
@@ -146,7 +145,7 @@ public final class Crowd implements AutoCloseable {
             @Override
             public void onComplete(Result result) {
               if (result.isFailed()) {
-                String failure = failure(result.getFailure());
+                String failure = ClosedLoop.failure(result.getFailure());
                 // a connection that failed or was reset: the buyer's client sends the same key again,
                 // which the create contract makes safe (a timeout is the server's, and stays one)
                 if (failure.equals(ClosedLoop.CLIENT_IO_ERROR) && System.nanoTime() < retryUntil) {
@@ -177,7 +176,7 @@ public final class Crowd implements AutoCloseable {
       try {
         send();
       } catch (RuntimeException e) {
-        end(failure(e));
+        end(ClosedLoop.failure(e));
       }
     }
 
@@ -196,15 +195,6 @@ public final class Crowd implements AutoCloseable {
     } catch (IOException notJson) {
       return "HTTP_" + status;
     }
-  }
-
-  static String failure(Throwable e) {
-    boolean io = false;
-    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-      if (t instanceof TimeoutException) return ClosedLoop.CLIENT_TIMEOUT;
-      if (t instanceof IOException) io = true;
-    }
-    return io ? ClosedLoop.CLIENT_IO_ERROR : "ERROR_" + e.getClass().getSimpleName();
   }
 
   /** Retry-After in seconds, within 0..10; a date form or garbage: one second, as most clients do. */

@@ -19,6 +19,7 @@ class ClientFailuresTest {
   void aTimeoutAnywhereAmongTheCausesIsAClientTimeout() {
     assertEquals("CLIENT_TIMEOUT", ClosedLoop.failure(new UncheckedIOException(new HttpTimeoutException("request timed out"))));
     assertEquals("CLIENT_TIMEOUT", ClosedLoop.failure(new HttpTimeoutException("x")));
+    assertEquals("CLIENT_TIMEOUT", ClosedLoop.failure(new RuntimeException(new java.util.concurrent.TimeoutException("30000 ms elapsed"))));
     assertEquals("CLIENT_IO_ERROR", ClosedLoop.failure(new UncheckedIOException(new ConnectException("refused"))));
     assertEquals("CLIENT_IO_ERROR", ClosedLoop.failure(new IOException("reset")));
     assertEquals("ERROR_IllegalStateException", ClosedLoop.failure(new IllegalStateException("bug")));

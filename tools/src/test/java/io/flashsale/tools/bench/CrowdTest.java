@@ -2,11 +2,9 @@ package io.flashsale.tools.bench;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
-import java.io.IOException;
-import java.util.concurrent.TimeoutException;
 import org.junit.jupiter.api.Test;
 
-/** What the crowd's client makes of an answer, a failure and a Retry-After. */
+/** What the crowd's client makes of an answer and a Retry-After (a failure: ClientFailuresTest). */
 class CrowdTest {
   @Test
   void anAnswerIsItsOutcomeFieldOrItsStatus() {
@@ -14,13 +12,6 @@ class CrowdTest {
     assertEquals("HTTP_502", Crowd.outcome(502, "<html>bad gateway</html>"));
     assertEquals("HTTP_500", Crowd.outcome(500, ""));
     assertEquals("HTTP_200", Crowd.outcome(200, "{\"order_id\":\"ord-0001\"}"));
-  }
-
-  @Test
-  void aFailureIsATimeoutOrAnIoErrorWhereverItsCauseIs() {
-    assertEquals(ClosedLoop.CLIENT_TIMEOUT, Crowd.failure(new RuntimeException(new TimeoutException("30000 ms elapsed"))));
-    assertEquals(ClosedLoop.CLIENT_IO_ERROR, Crowd.failure(new IOException("connection reset")));
-    assertEquals("ERROR_IllegalStateException", Crowd.failure(new IllegalStateException("bug")));
   }
 
   @Test
