@@ -58,8 +58,8 @@ public final class ClosedLoop {
 
   /**
    * The outcome of a call that threw: {@link #CLIENT_TIMEOUT} when an {@link HttpTimeoutException}
-   * (the JDK client) or a {@link java.util.concurrent.TimeoutException} (Jetty's) is among its causes, {@link #CLIENT_IO_ERROR} for any other I/O failure, else ERROR_ and the
-   * exception's class.
+   * (the JDK client) or a {@link java.util.concurrent.TimeoutException} (Jetty's) is among its
+   * causes, {@link #CLIENT_IO_ERROR} for any other I/O failure, else ERROR_ and the exception's class.
    */
   public static String failure(Throwable e) {
     boolean io = false;
