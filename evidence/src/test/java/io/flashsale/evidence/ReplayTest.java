@@ -92,6 +92,27 @@ class ReplayTest {
         + newest.size() + " " + newest + " (at least " + NEWEST_BRANCH_HISTORIES + ")");
   }
 
+  /** Change ids whose new side writes other commands than its old side, each asked by today's workflow. */
+  static final Set<String> LIVE_CHANGE_IDS = Set.of("resume-paying", "create-bound", "workflow-cancel",
+      "await-cancels-timer", "signal-arrivals", "data-error-attention", "end-uncharged-at-once",
+      "adopt-lost-create", "lean-history");
+
+  /** Each live change id's new side is in the folder: some recorded history carries its marker. */
+  @Test
+  void everyLiveChangeHasAHistoryOfItsNewSide() throws Exception {
+    Map<String, List<String>> carriers = new TreeMap<>();
+    for (String id : LIVE_CHANGE_IDS) carriers.put(id, new ArrayList<>());
+    for (Path p : Histories.recorded()) {
+      List<HistoryEvent> events = Histories.read(p);
+      for (String id : LIVE_CHANGE_IDS) {
+        if (Histories.hasVersionMarker(events, id)) carriers.get(id).add(p.getFileName().toString());
+      }
+    }
+    carriers.forEach((id, files) -> ev.note(id + ": " + files.size() + " histories"));
+    List<String> uncovered = carriers.entrySet().stream().filter(e -> e.getValue().isEmpty()).map(Map.Entry::getKey).toList();
+    ev.check(uncovered.isEmpty(), "every live change id has a recorded history of its new side, missing: " + uncovered);
+  }
+
   /** The guard itself: a workflow that schedules something else first must not replay. */
   @Test
   void aChangedWorkflowDoesNotReplay() throws Exception {

@@ -399,7 +399,7 @@ class OrderWorkflowTest {
   }
 
   @Test
-  void aDataErrorFlagsTheOrderInsteadOfFailingTheRun() {
+  void aDataErrorFlagsTheOrderInsteadOfFailingTheRun() throws Exception {
     backend.dataErrors.set(2);
     OrderWorkflow wf = created();
     WorkflowStub stub = client.newUntypedWorkflowStub(WF);
@@ -416,6 +416,7 @@ class OrderWorkflowTest {
     assertEquals(OrderStatus.PAID, r.status());
     assertEquals(3, backend.count("applyChannelAnswer"), "one attempt per slow retry, no hot loop");
     assertNull(attention(), "the flag is cleared once the step went through");
+    recordHistory("wf-data-error-attention");
   }
 
   @Test
@@ -656,6 +657,7 @@ class OrderWorkflowTest {
     assertEquals(OrderStatus.CANCELLED, backend.row().status(), "the reservation expired: its unit is back");
     assertEquals(1, backend.count("expireReservation"));
     assertTrue(versionMarkers().contains("adopt-lost-create"), versionMarkers().toString());
+    recordHistory("wf-adopted-lost-create");
   }
 
   private String attention() {
