@@ -225,6 +225,9 @@ public final class Load implements AutoCloseable {
 
   // ---------------------------------------------------------------- b4: the crowd
 
+  /** How often the crowd's set-up tries one buyer's login. */
+  static final int LOGIN_ATTEMPTS = 3;
+
   /** The outcomes a buyer may end with: anything else (a 503 never retried to an answer, no answer) is a failure. */
   static final java.util.Set<String> DEFINITE = java.util.Set.of("CREATED", "REPLAY", "SOLD_OUT", "USER_LIMIT");
 
@@ -246,12 +249,31 @@ public final class Load implements AutoCloseable {
   public ScenarioResult b4(int run, int n, int units, double arrivalSeconds, Duration max) throws Exception {
     String[] tokens = new String[n]; // written by the login threads, read after their batch ended
     String prefix = "b4-" + run + "-" + tag + "-";
+    // the logins are the crowd's set-up, not its measure: a login that failed (a timeout on a machine
+    // still busy with the scenario before) is tried again, up to LOGIN_ATTEMPTS times
     ClosedLoop.Batch logins = ClosedLoop.run(16, n, Duration.ofMinutes(10), i -> {
-      tokens[i] = api.login(TENANT, prefix + i).token();
-      return new Timed("LOGGED_IN", 0);
+      for (int attempt = 1; ; attempt++) {
+        try {
+          tokens[i] = api.login(TENANT, prefix + i).token();
+          return new Timed("LOGGED_IN", 0);
+        } catch (RuntimeException e) {
+          if (attempt == LOGIN_ATTEMPTS) throw e;
+          try {
+            Thread.sleep(200L * attempt);
+          } catch (InterruptedException interrupted) {
+            Thread.currentThread().interrupt();
+            throw e;
+          }
+        }
+      }
     });
-    long notLoggedIn = n - logins.results().stream().filter(t -> t.outcome().equals("LOGGED_IN")).count();
-    if (notLoggedIn > 0) throw new IllegalStateException(notLoggedIn + " of the crowd's logins failed");
+    Map<String, Long> failedLogins = logins.results().stream().filter(t -> !t.outcome().equals("LOGGED_IN"))
+        .collect(java.util.stream.Collectors.groupingBy(Timed::outcome, java.util.TreeMap::new,
+            java.util.stream.Collectors.counting()));
+    if (!failedLogins.isEmpty()) {
+      throw new IllegalStateException("of the crowd's logins, after " + LOGIN_ATTEMPTS + " attempts each, these failed: "
+          + failedLogins);
+    }
     String sku = newSku("b4-" + run, units, 1);
     List<Crowd.Ended> ended;
     long unavailable;
