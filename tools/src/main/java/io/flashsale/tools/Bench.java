@@ -236,6 +236,7 @@ final class Bench {
   private void openLoop(double capacity, Map<String, List<Double>> medians) throws Exception {
     if (Double.isNaN(capacity) || capacity <= 0) return;
     line("");
+    awaitReservationsEnded();
     line(String.format("open loop: b1 at %s x the capacity of %.1f created/s, %d s each", OPEN_LOOP_LOAD, capacity,
         o.openLoopSeconds()));
     for (double f : OPEN_LOOP_LOAD) {
@@ -252,6 +253,34 @@ final class Bench {
       put(medians, String.format(java.util.Locale.ROOT, "open loop %.1fx created p99 ms", f), r.p99Ms());
       put(medians, String.format(java.util.Locale.ROOT, "open loop %.1fx overloaded p99 ms", f), r.metric("overloaded p99 ms"));
     }
+  }
+
+  /** Longer than the reservation TTL of the bench's stack (60 s) and the expiry work after it. */
+  static final Duration RESERVATIONS_END_AT_MOST = Duration.ofSeconds(150);
+
+  /**
+   * Waits until no order of an earlier scenario still holds its reservation (status CREATED), at
+   * most {@link #RESERVATIONS_END_AT_MOST}, then for the engine to go quiet: the open loop measures
+   * latency, and the expiry of B4's 500 units or B1's 2 000 would otherwise run among its arrivals.
+   */
+  private void awaitReservationsEnded() throws InterruptedException {
+    long t0 = System.nanoTime();
+    long held;
+    while ((held = reservationsHeld()) > 0 && System.nanoTime() - t0 < RESERVATIONS_END_AT_MOST.toNanos()) {
+      Thread.sleep(1_000);
+    }
+    line(String.format("  (before the open loop: %d orders still CREATED after %.0f s)", held, (System.nanoTime() - t0) / 1e9));
+    settle("the earlier scenarios' expiries");
+  }
+
+  private long reservationsHeld() {
+    return w.db().read(c -> {
+      try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM orders WHERE status = 'CREATED'");
+          ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    });
   }
 
   /** Restarts PostgreSQL with fsync and full_page_writes on or off; what it then shows. */
