@@ -161,9 +161,18 @@ public class FlashsaleConfiguration extends Configuration {
     @JsonProperty public Integer workflowCacheSize = 2_000;
     /** Activities one worker runs at once; 0 = twice database.maxPoolSize. */
     @JsonProperty public int activitySlots = 0;
-    /** Concurrent pollers for activity and workflow tasks. */
-    @JsonProperty public int activityPollers = 2;
-    @JsonProperty public int workflowPollers = 2;
+    /**
+     * Concurrent pollers for activity tasks (the charge, query, close and refund calls). With 16
+     * workflow pollers and 2 of these, a charge waited 1.9 s on average for a poller in B2.
+     */
+    @JsonProperty public int activityPollers = 8;
+    /**
+     * Concurrent pollers for workflow tasks; the SDK splits them between the sticky queue and the
+     * task queue, where every create's first task waits. With 2 a create's first task waited
+     * 96 ms on average for a poller at 40 creates/s, with 16 25 ms (docs/DESIGN.md §Performance,
+     * worker sizing).
+     */
+    @JsonProperty public int workflowPollers = 16;
   }
 
   public static class TlsSettings {

@@ -13,6 +13,7 @@ import io.flashsale.tools.bench.ServiceCpu;
 import io.flashsale.tools.bench.Stats;
 import io.flashsale.tools.bench.SweepPoint;
 import io.flashsale.tools.bench.SweepTable;
+import io.flashsale.tools.bench.TaskLatencies;
 import io.flashsale.tools.bench.ThreadCpu;
 import io.flashsale.tools.bench.Wrk;
 import java.io.BufferedReader;
@@ -46,8 +47,15 @@ final class Bench {
       int sweepSeconds, List<String> scenarios, boolean fsyncCost, int openLoopSeconds, int crowd, int crowdUnits,
       double arrivalSeconds) {}
 
-  /** One scenario run as the load JVM reported it, with the CPU split over its window. */
-  record Measured(ScenarioResult result, CpuSplit cpu) {}
+  /**
+   * One scenario run as the load JVM reported it, with the CPU split over its window and the
+   * service's workflow tasks in it (from the SDK's metrics; empty if they could not be read).
+   */
+  record Measured(ScenarioResult result, CpuSplit cpu, Map<String, TaskLatencies.Timer> tasks) {
+    Measured(ScenarioResult result, CpuSplit cpu) {
+      this(result, cpu, Map.of());
+    }
+  }
 
   static final List<Integer> SWEEP_CLIENTS = List.of(1, 4, 16, 64, 256);
   static final List<Integer> SWEEP_STOCK = List.of(100, 1_000, 10_000);
@@ -250,8 +258,22 @@ final class Bench {
               r.metric("overloaded p99 ms"));
       line(String.format("  %.1f x capacity (%.1f arrivals/s): created/s %.1f, CREATED p50 / p99 %.0f / %.0f ms%s, outcomes %s",
           f, rate, r.rate(), r.p50Ms(), r.p99Ms(), refusals, r.outcomes()));
+      TaskLatencies.Timer queued = m.tasks().get(TaskLatencies.QUEUED);
+      if (queued != null) {
+        put(medians, String.format(java.util.Locale.ROOT, "open loop %.1fx task queued mean ms", f), queued.meanMs());
+      }
       put(medians, String.format(java.util.Locale.ROOT, "open loop %.1fx created p99 ms", f), r.p99Ms());
       put(medians, String.format(java.util.Locale.ROOT, "open loop %.1fx overloaded p99 ms", f), r.metric("overloaded p99 ms"));
+    }
+  }
+
+  /** The SDK's metrics of this JVM's worker, from the admin port; null when they cannot be read. */
+  private TaskLatencies.Scrape sdkMetrics() {
+    try {
+      HttpJson.Reply r = new HttpJson(adminUrl, null, Duration.ofSeconds(10)).get(io.flashsale.launcher.observe.SdkMetrics.PATH);
+      return r.status() == 200 ? TaskLatencies.parse(r.raw()) : null;
+    } catch (RuntimeException e) {
+      return null;
     }
   }
 
@@ -444,6 +466,8 @@ final class Bench {
     CpuSplit.Sample end = null;
     ThreadCpu.Sample threadsAtStart = null;
     ThreadCpu.Sample threadsAtEnd = null;
+    TaskLatencies.Scrape tasksAtStart = null;
+    TaskLatencies.Scrape tasksAtEnd = null;
     ScenarioResult result = null;
     jdk.jfr.Recording recording = null;
     try (BufferedReader lines = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
@@ -452,9 +476,11 @@ final class Bench {
           if (profile) recording = startRecording();
           start = cpu.sample(handle);
           threadsAtStart = ThreadCpu.sample();
+          tasksAtStart = sdkMetrics();
         } else if (l.equals(Load.MARK_END)) {
           end = cpu.sample(handle);
           threadsAtEnd = ThreadCpu.sample();
+          tasksAtEnd = sdkMetrics();
           if (recording != null) dump(recording, "service-" + scenario + "-r" + run);
           recording = null;
         } else if (l.startsWith(ScenarioResult.PREFIX)) {
@@ -481,8 +507,13 @@ final class Bench {
       line("    " + ThreadCpu.perOperationLine(ScenarioResult.operation(scenario),
           ThreadCpu.between(threadsAtStart, threadsAtEnd), result.successes()));
     }
+    Map<String, TaskLatencies.Timer> tasks = tasksAtStart == null || tasksAtEnd == null ? Map.of()
+        : TaskLatencies.between(tasksAtStart, tasksAtEnd);
+    if (split != null && run > 0) {
+      line("    the service's workflow tasks, mean / p99 ms (count): " + TaskLatencies.describe(tasks));
+    }
     if (!result.ok()) flag(scenario + (run == 0 ? " warm-up" : " run " + run) + " broke an invariant: " + result.broken());
-    return new Measured(result, split);
+    return new Measured(result, split, tasks);
   }
 
   /** The engine and PostgreSQL count as quiet below this share of one core. */

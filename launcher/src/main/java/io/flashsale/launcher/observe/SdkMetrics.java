@@ -24,7 +24,22 @@ public final class SdkMetrics implements AutoCloseable {
   private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
   private final Scope scope;
 
+  /**
+   * The SDK tags an update's request with {@code update_name} and every other request of the same
+   * meter without it; Prometheus wants one set of tag keys per name, so the first shape registered
+   * would shut out the other (the API's creates, pays and cancels would be missing). Every SDK
+   * meter without the tag gets {@code update_name="none"}, the SDK's own word for "no such tag".
+   */
+  static final String UPDATE_NAME = "update_name";
+
   public SdkMetrics() {
+    registry.config().meterFilter(new io.micrometer.core.instrument.config.MeterFilter() {
+      @Override
+      public io.micrometer.core.instrument.Meter.Id map(io.micrometer.core.instrument.Meter.Id id) {
+        return id.getName().startsWith("temporal_") && id.getTag(UPDATE_NAME) == null
+            ? id.withTag(io.micrometer.core.instrument.Tag.of(UPDATE_NAME, "none")) : id;
+      }
+    });
     new io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics().bindTo(registry);
     new io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics().bindTo(registry);
     scope = new RootScopeBuilder().reporter(new MicrometerClientStatsReporter(registry))

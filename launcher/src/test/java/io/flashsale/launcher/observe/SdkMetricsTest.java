@@ -1,0 +1,26 @@
+package io.flashsale.launcher.observe;
+
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** An update's request and a plain one, same meter, different tag keys: both reach the scrape. */
+class SdkMetricsTest {
+  @Test
+  void anUpdatesRequestIsServedBesideThePlainOnes() throws Exception {
+    try (SdkMetrics metrics = new SdkMetrics()) {
+      // the order the SDK met them in the bench: a poll first, then the API's update-with-start
+      metrics.scope().tagged(Map.of("operation", "PollWorkflowTaskQueue")).counter("temporal_long_request").inc(1);
+      metrics.scope().tagged(Map.of("operation", "ExecuteMultiOperation", SdkMetrics.UPDATE_NAME, "create"))
+          .counter("temporal_long_request").inc(1);
+      String text = "";
+      for (long until = System.nanoTime() + 10_000_000_000L; System.nanoTime() < until; Thread.sleep(100)) {
+        text = metrics.scrape();
+        if (text.contains("ExecuteMultiOperation") && text.contains("PollWorkflowTaskQueue")) break;
+      }
+      assertTrue(text.contains("operation=\"ExecuteMultiOperation\"") && text.contains("update_name=\"create\""), text);
+      assertTrue(text.contains("operation=\"PollWorkflowTaskQueue\"") && text.contains("update_name=\"none\""), text);
+    }
+  }
+}
