@@ -63,6 +63,8 @@ final class Bench {
   private final FlashsaleApplication.Wiring w;
   private final String apiUrl;
   private final String adminUrl;
+  /** Reads the service's SDK metrics before and after every scenario. */
+  private final HttpJson metricsClient;
   private final Options o;
   private final PrintStream out;
   private final StringBuilder report = new StringBuilder();
@@ -82,6 +84,7 @@ final class Bench {
     this.ordersWorker = ordersWorker;
     this.apiUrl = apiUrl;
     this.adminUrl = adminUrl;
+    this.metricsClient = new HttpJson(adminUrl, null, Duration.ofSeconds(10));
     this.o = o;
     this.out = out;
     this.cpu = new ServiceCpu(this::postmaster);
@@ -270,7 +273,7 @@ final class Bench {
   /** The SDK's metrics of this JVM's worker, from the admin port; null when they cannot be read. */
   private TaskLatencies.Scrape sdkMetrics() {
     try {
-      HttpJson.Reply r = new HttpJson(adminUrl, null, Duration.ofSeconds(10)).get(io.flashsale.launcher.observe.SdkMetrics.PATH);
+      HttpJson.Reply r = metricsClient.get(io.flashsale.launcher.observe.SdkMetrics.PATH);
       return r.status() == 200 ? TaskLatencies.parse(r.raw()) : null;
     } catch (RuntimeException e) {
       return null;

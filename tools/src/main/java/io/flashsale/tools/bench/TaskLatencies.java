@@ -1,7 +1,9 @@
 package io.flashsale.tools.bench;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -30,18 +32,26 @@ public final class TaskLatencies {
     }
   }
 
-  /** The SDK timers this reads, by the name the report gives them. */
-  static final Map<String, Spec> TIMERS = orderedMap(
-      QUEUED, Spec.all("temporal_workflow_task_schedule_to_start_latency_seconds"),
-      "of them on the task queue", new Spec("temporal_workflow_task_schedule_to_start_latency_seconds",
-          labels -> !labels.getOrDefault("task_queue", "").endsWith(STICKY_SUFFIX)),
-      "on the sticky queue", new Spec("temporal_workflow_task_schedule_to_start_latency_seconds",
-          labels -> labels.getOrDefault("task_queue", "").endsWith(STICKY_SUFFIX)),
-      "executing", Spec.all("temporal_workflow_task_execution_latency_seconds"),
-      "of which local steps", Spec.all("temporal_local_activity_execution_latency_seconds"),
-      "completing", new Spec("temporal_request_latency_seconds",
-          labels -> "RespondWorkflowTaskCompleted".equals(labels.get("operation"))),
-      "activity tasks queued", Spec.all("temporal_activity_schedule_to_start_latency_seconds"));
+  /** The SDK timers this reads, by the name the report gives them, in the report's order. */
+  static final Map<String, Spec> TIMERS;
+
+  static {
+    Map<String, Spec> t = new LinkedHashMap<>();
+    t.put(QUEUED, Spec.all("temporal_workflow_task_schedule_to_start_latency_seconds"));
+    t.put("of them on the task queue", new Spec("temporal_workflow_task_schedule_to_start_latency_seconds",
+        labels -> !labels.getOrDefault("task_queue", "").endsWith(STICKY_SUFFIX)));
+    t.put("on the sticky queue", new Spec("temporal_workflow_task_schedule_to_start_latency_seconds",
+        labels -> labels.getOrDefault("task_queue", "").endsWith(STICKY_SUFFIX)));
+    t.put("executing", Spec.all("temporal_workflow_task_execution_latency_seconds"));
+    t.put("of which local steps", Spec.all("temporal_local_activity_execution_latency_seconds"));
+    t.put("completing", new Spec("temporal_request_latency_seconds",
+        labels -> "RespondWorkflowTaskCompleted".equals(labels.get("operation"))));
+    t.put("activity tasks queued", Spec.all("temporal_activity_schedule_to_start_latency_seconds"));
+    TIMERS = Collections.unmodifiableMap(t);
+  }
+
+  /** Only these lines can belong to a timer of {@link #TIMERS}: the rest are not parsed. */
+  private static final String SDK_PREFIX = "temporal_";
 
   /** One timer over the window: how many, their mean and 99th percentile in ms. */
   public record Timer(long count, double meanMs, double p99Ms) {}
@@ -61,19 +71,19 @@ public final class TaskLatencies {
     Map<String, double[]> totals = new HashMap<>();
     Map<String, TreeMap<Double, Double>> buckets = new HashMap<>();
     for (String line : prometheusText.split("\\R")) {
-      if (line.startsWith("#")) continue;
+      if (!line.startsWith(SDK_PREFIX)) continue; // comments and other meters
       Matcher m = LINE.matcher(line.strip());
       if (!m.matches()) continue;
       String name = m.group(1);
       Map<String, String> labels = labels(m.group(3));
-      double value = Double.parseDouble(m.group(4));
+      double value = number(m.group(4));
       for (Map.Entry<String, Spec> t : TIMERS.entrySet()) {
         String base = t.getValue().metric();
         if (!t.getValue().series().test(labels)) continue;
         if (name.equals(base + "_count")) totals.computeIfAbsent(t.getKey(), k -> new double[2])[0] += value;
         else if (name.equals(base + "_sum")) totals.computeIfAbsent(t.getKey(), k -> new double[2])[1] += value;
         else if (name.equals(base + "_bucket") && labels.containsKey("le")) {
-          double le = labels.get("le").equals("+Inf") ? Double.POSITIVE_INFINITY : Double.parseDouble(labels.get("le"));
+          double le = number(labels.get("le"));
           buckets.computeIfAbsent(t.getKey(), k -> new TreeMap<>()).merge(le, value, Double::sum);
         }
       }
@@ -88,7 +98,7 @@ public final class TaskLatencies {
 
   /** Each timer over the window between two scrapes; absent when nothing was timed in it. */
   public static Map<String, Timer> between(Scrape before, Scrape after) {
-    Map<String, Timer> out = new java.util.LinkedHashMap<>();
+    Map<String, Timer> out = new LinkedHashMap<>();
     for (String key : TIMERS.keySet()) {
       Histogram a = before.timers().get(key);
       Histogram b = after.timers().get(key);
@@ -130,9 +140,13 @@ public final class TaskLatencies {
     return labels;
   }
 
-  private static Map<String, Spec> orderedMap(Object... pairs) {
-    Map<String, Spec> m = new java.util.LinkedHashMap<>();
-    for (int i = 0; i < pairs.length; i += 2) m.put((String) pairs[i], (Spec) pairs[i + 1]);
-    return java.util.Collections.unmodifiableMap(m);
+  /** A sample value or bucket bound as the text format writes it, infinities and NaN included. */
+  static double number(String text) {
+    return switch (text) {
+      case "+Inf" -> Double.POSITIVE_INFINITY;
+      case "-Inf" -> Double.NEGATIVE_INFINITY;
+      case "NaN" -> Double.NaN;
+      default -> Double.parseDouble(text);
+    };
   }
 }
