@@ -71,6 +71,14 @@ class PaymentRulesTest {
     assertStock(before.stock().confirmingOne(), after.stock());
   }
 
+  /** The arrival's shortcut (Notifications.recordArrival) answers a copy of a success from this flag alone. */
+  @ParameterizedTest
+  @EnumSource(OrderStatus.class)
+  void aSuccessIsADuplicateExactlyWhereTheStatusSaysItIsSettledForACharge(OrderStatus from) {
+    String effect = apply(rules, newOrder(from), CHARGED);
+    assertEquals(from.isSettledForACharge(), effect.equals("DUPLICATE " + from), from + " answered " + effect);
+  }
+
   @ParameterizedTest
   @EnumSource(names = {"PAID", "REFUNDING", "REFUNDED"})
   void repeatedSuccessIsADuplicateAndChangesNothing(OrderStatus from) {

@@ -106,7 +106,9 @@ public final class RestApi {
             eventsResource.endStreams();
           }
         }));
-    env.jersey().register(new CallbackResource(new Notifications(d.db()), queries, d.orders(), s.callbackSecret()));
+    CallbackResource callbacks = new CallbackResource(new Notifications(d.db()), queries, d.orders(), s.callbackSecret());
+    env.jersey().register(callbacks);
+    env.metrics().register("flashsale.callbacks.answeredAtArrival", callbacks.answeredAtArrival());
     env.jersey().register(new OpenApiResource());
     env.metrics().register("flashsale.sse.open", (Gauge<Integer>) () -> eventsResource.openStreams(s.maxEventStreams()));
     env.metrics().register("flashsale.exports.open", (Gauge<Integer>) orderResource::openExports);

@@ -114,7 +114,9 @@ class X05SoakTest {
       "create", java.util.Set.of("201 CREATED", "200 REPLAY", "409 SOLD_OUT"),
       "pay", java.util.Set.of("200 PAID", "200 FAILED", "200 UNKNOWN"),
       "cancel", java.util.Set.of("200 CANCELLED", "200 REPLAY_CANCEL"),
-      "callback", java.util.Set.of("200 ACCEPTED"));
+      // a copy of a success its order already applied is answered with its effect at arrival
+      "callback", java.util.Set.of("200 ACCEPTED", "200 effect DUPLICATE PAID", "200 effect DUPLICATE REFUNDING",
+          "200 effect DUPLICATE REFUNDED"));
   /** The codes a 503 may carry (with Retry-After); DATABASE_UNAVAILABLE only once PostgreSQL was killed. */
   private static final java.util.Set<String> ALLOWED_503 = java.util.Set.of("OVERLOADED", "ENGINE_UNAVAILABLE", "DATABASE_UNAVAILABLE");
   /** When PostgreSQL's postmaster was killed (epoch ms); Long.MAX_VALUE before. */

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class X18CommandValidatorsTest {
   @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQueryMs", 120_000);
-  @RegisterExtension static final Evidence ev = new Evidence("X-18", "validators refuse without history; no timer pile-up");
+  @RegisterExtension static final Evidence ev = new Evidence("X-18", "validators refuse without history; no timer pile-up; copies answered at arrival");
 
   private static String workflowId(String orderId) {
     return stack.sql.text("SELECT workflow_id FROM orders WHERE order_id = ?", orderId);
@@ -127,6 +127,18 @@ class X18CommandValidatorsTest {
     }
     ev.equal(Map.of("PAID", 1, "DUPLICATE PAID", 15), stack.sql.histogram(
         "SELECT effect FROM payment_notification WHERE merchant_order = ?", c), "PAID once, 15 duplicates");
+    // copies of a notice the order applied are answered from their arrival row: no signal wakes the workflow
+    long signalled = Histories.count(Histories.of(stack, workflowId(c)), EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
+    for (int i = 1; i <= 4; i++) {
+      HttpJson.Reply copy = stack.callback(Map.of("notify_id", "ntf-x18-" + i, "merchant_order", c, "kind", "CHARGED",
+          "amount", 1990, "txn", txn));
+      ev.check(copy.status() == 200 && "DUPLICATE PAID".equals(copy.text("effect")),
+          "a copy of applied notice ntf-x18-" + i + " is answered DUPLICATE PAID at arrival (" + copy.status() + ")");
+    }
+    ev.equal(signalled, Histories.count(Histories.of(stack, workflowId(c)), EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED),
+        "the 4 copies signalled nothing: " + signalled + " signals before and after");
+    ev.equal(Map.of("PAID", 1, "DUPLICATE PAID", 19), stack.sql.histogram(
+        "SELECT effect FROM payment_notification WHERE merchant_order = ?", c), "every arrival recorded, PAID still once");
     var events = Histories.of(stack, workflowId(c));
     long started = Histories.count(events, EventType.EVENT_TYPE_TIMER_STARTED);
     long cancelled = Histories.count(events, EventType.EVENT_TYPE_TIMER_CANCELED);

@@ -163,7 +163,8 @@ public class FlashsaleConfiguration extends Configuration {
     @JsonProperty public int activitySlots = 0;
     /**
      * Concurrent pollers for activity tasks (the charge, query, close and refund calls). With 16
-     * workflow pollers and 2 of these, a charge waited 1.9 s on average for a poller in B2.
+     * workflow pollers and 2 of these, B2's activity tasks (its charges among them) waited 1.9 s on
+     * average for a poller.
      */
     @JsonProperty public int activityPollers = 8;
     /**

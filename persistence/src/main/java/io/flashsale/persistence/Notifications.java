@@ -1,29 +1,83 @@
 package io.flashsale.persistence;
 
+import io.flashsale.workflows.Effect;
+import io.flashsale.workflows.OrderStatus;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.util.Arrays;
+import java.util.stream.Collectors;
 
 /** Arrivals of payment callbacks: recorded before the workflow is signalled, effect filled later. */
 public final class Notifications {
+  /** The notice kind a settled order can answer at arrival: only a success repeats harmlessly. */
+  public static final String CHARGED = "CHARGED";
+
+  /** Effects the API writes for arrivals that never reached a workflow: such an arrival was not applied. */
+  public static final String UNKNOWN_ORDER = "UNKNOWN_ORDER";
+  public static final String NOT_DELIVERED = "NOT_DELIVERED";
+
+  private static final String RECORD = "INSERT INTO payment_notification (notify_id, merchant_order, kind, amount, txn)"
+      + " VALUES (?, ?, ?, ?, ?) RETURNING id, effect";
+
+  /**
+   * The arrival of a CHARGED notice, answered at once when it is a copy of one its order's workflow
+   * already applied and the order is settled for a charge: the workflow would answer
+   * {@code DUPLICATE <status>} (docs/DESIGN.md §Callbacks, "Copies of an applied notice").
+   */
+  private static final String RECORD_CHARGED = "WITH settled AS ("
+      + " SELECT o.status FROM orders o WHERE o.order_id = ? AND o.amount = ? AND o.status IN (" + settledStatuses() + ")"
+      + " AND EXISTS (SELECT 1 FROM payment_notification p WHERE p.merchant_order = o.order_id AND p.notify_id = ?"
+      + " AND p.kind = ? AND p.amount = ? AND p.txn IS NOT DISTINCT FROM ? AND p.source = 'callback'"
+      + " AND p.effect IS NOT NULL AND p.effect NOT IN ('" + UNKNOWN_ORDER + "', '" + NOT_DELIVERED + "')))"
+      + " INSERT INTO payment_notification (notify_id, merchant_order, kind, amount, txn, effect, applied_at)"
+      + " VALUES (?, ?, ?, ?, ?, (SELECT ? || ' ' || status FROM settled), (SELECT now() FROM settled))"
+      + " RETURNING id, effect";
+
+  private static String settledStatuses() {
+    return Arrays.stream(OrderStatus.values()).filter(OrderStatus::isSettledForACharge)
+        .map(s -> "'" + s.name() + "'").collect(Collectors.joining(", "));
+  }
+
+  /** One arrival's row; {@code effect} is set when the arrival was answered without its workflow. */
+  public record Arrival(long id, String effect) {
+    public boolean answeredAtArrival() {
+      return effect != null;
+    }
+  }
+
   private final Database db;
 
   public Notifications(Database db) {
     this.db = db;
   }
 
-  public long recordArrival(String notifyId, String merchantOrder, String kind, long amount, String txn) {
+  /**
+   * Records one arrival. A copy of a CHARGED notice whose order already applied it, and that a
+   * charge no longer moves, is recorded with its effect ({@code DUPLICATE <status>}): its workflow
+   * need not be woken. Anything else is recorded without one, for the workflow to apply.
+   */
+  public Arrival recordArrival(String notifyId, String merchantOrder, String kind, long amount, String txn) {
     return db.read(c -> {
-      try (PreparedStatement ps = c.prepareStatement(
-          "INSERT INTO payment_notification (notify_id, merchant_order, kind, amount, txn) VALUES (?, ?, ?, ?, ?)"
-              + " RETURNING id")) {
-        ps.setString(1, notifyId);
-        ps.setString(2, merchantOrder);
-        ps.setString(3, kind);
-        ps.setLong(4, amount);
-        ps.setString(5, txn);
+      boolean charged = CHARGED.equals(kind);
+      try (PreparedStatement ps = c.prepareStatement(charged ? RECORD_CHARGED : RECORD)) {
+        int i = 1;
+        if (charged) {
+          ps.setString(i++, merchantOrder);
+          ps.setLong(i++, amount);
+          ps.setString(i++, notifyId);
+          ps.setString(i++, kind);
+          ps.setLong(i++, amount);
+          ps.setString(i++, txn);
+        }
+        ps.setString(i++, notifyId);
+        ps.setString(i++, merchantOrder);
+        ps.setString(i++, kind);
+        ps.setLong(i++, amount);
+        ps.setString(i++, txn);
+        if (charged) ps.setString(i, Effect.Kind.DUPLICATE.name());
         try (ResultSet rs = ps.executeQuery()) {
           rs.next();
-          return rs.getLong(1);
+          return new Arrival(rs.getLong(1), rs.getString(2));
         }
       }
     });

@@ -120,6 +120,7 @@ final class Bench {
         if (s.equals("b1") && !Double.isNaN(m.result().rate())) memory(medians);
       }
       if (scenarios().contains("b1-sold-out")) lightFloors(medians);
+      if (scenarios().contains("b3")) lightCallbackCopies(medians);
       ratios(thisRun, medians);
       if (o.fsyncCost()) fsyncCost(r, thisRun, byScenario, medians);
     }
@@ -217,6 +218,91 @@ final class Bench {
       line(String.format("  ratio sold-out / floor (both wrk) = %.3f", soldOut.rate() / floor.rate()));
       put(medians, "ratio wrk sold_out/floor", soldOut.rate() / floor.rate());
     }
+  }
+
+  /** B3's orders this run took their success from (their PAID arrival): the storm's, newest first. */
+  private static final String STORM_NOTICES = "SELECT n.notify_id, n.merchant_order, n.kind, n.amount, n.txn"
+      + " FROM payment_notification n WHERE n.effect = 'PAID' AND n.notify_id LIKE 'ntf-bench-b3-%'"
+      + " ORDER BY n.id DESC LIMIT 20";
+
+  /**
+   * A channel's retry storm at its steady state, from wrk: copies of the notices B3's orders
+   * applied, signed as the channel signs them, each answered at arrival ({@code DUPLICATE PAID},
+   * docs/DESIGN.md §Callbacks). Afterwards every arrival has its effect and each order is still
+   * PAID once, with one ORDER_PAID event.
+   */
+  private void lightCallbackCopies(Map<String, List<Double>> medians) {
+    if (!Wrk.onPath()) {
+      line("  wrk: not on the PATH: no light-generator figure for callback copies");
+      return;
+    }
+    try {
+      wrkCallbackCopies(medians);
+    } catch (Exception e) {
+      line("  wrk: could not measure the callback copies: " + e);
+    }
+  }
+
+  private void wrkCallbackCopies(Map<String, List<Double>> medians) throws Exception {
+    List<Map<String, Object>> notices = w.db().read(c -> {
+      List<Map<String, Object>> rows = new ArrayList<>();
+      try (PreparedStatement ps = c.prepareStatement(STORM_NOTICES); ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          Map<String, Object> n = new LinkedHashMap<>();
+          n.put("notify_id", rs.getString(1));
+          n.put("merchant_order", rs.getString(2));
+          n.put("kind", rs.getString(3));
+          n.put("amount", rs.getLong(4));
+          n.put("txn", rs.getString(5));
+          rows.add(n);
+        }
+      }
+      return rows;
+    });
+    if (notices.isEmpty()) {
+      line("  wrk: no applied B3 notice to copy");
+      return;
+    }
+    List<String> orders = notices.stream().map(n -> (String) n.get("merchant_order")).toList();
+    String secret = w.callbackSecret();
+    long now = System.currentTimeMillis() / 1000; // the signatures stay valid for 300 s, the run takes 10
+    List<Wrk.SignedCallback> copies = new ArrayList<>();
+    for (Map<String, Object> n : notices) {
+      byte[] body = HttpJson.JSON.writeValueAsBytes(n);
+      copies.add(new Wrk.SignedCallback(new String(body, StandardCharsets.UTF_8),
+          secret == null || secret.isBlank() ? null : io.flashsale.paymentchannel.CallbackSignatures.header(secret, now, body)));
+    }
+    long before = arrivalsOf(orders, "SELECT count(*) FROM payment_notification WHERE merchant_order = ANY (?)");
+    Wrk.Result r = wrk("callback copies (wrk POST /callbacks/payment, " + notices.size() + " applied notices, answered at arrival)",
+        Wrk.callbacks(apiUrl, copies, 200, o.concurrency(), WRK_SECONDS), "callback copy");
+    long recorded = arrivalsOf(orders, "SELECT count(*) FROM payment_notification WHERE merchant_order = ANY (?)") - before;
+    long waiting = arrivalsOf(orders, "SELECT count(*) FROM payment_notification WHERE merchant_order = ANY (?) AND effect IS NULL");
+    long paidEffects = arrivalsOf(orders, "SELECT count(*) FROM payment_notification WHERE merchant_order = ANY (?) AND effect = 'PAID'");
+    long paidEvents = arrivalsOf(orders, "SELECT count(*) FROM outbox WHERE order_id = ANY (?) AND event_type = 'ORDER_PAID'");
+    line(String.format("    %d arrivals recorded for %d answers, %d without an effect; PAID effects %d and ORDER_PAID events %d for %d orders",
+        recorded, r.expectedStatus(), waiting, paidEffects, paidEvents, orders.size()));
+    if (r.otherStatus() > 0 || r.socketErrors() > 0) {
+      flag("wrk callback copies: " + r.otherStatus() + " answers other than 200, " + r.socketErrors() + " socket errors");
+    }
+    if (recorded < r.expectedStatus()) flag((r.expectedStatus() - recorded) + " answered callback copies without an arrival row");
+    if (waiting > 0) flag(waiting + " callback copies still without an effect after wrk");
+    if (paidEffects != orders.size() || paidEvents != orders.size()) {
+      flag("callback copies: " + paidEffects + " PAID effects and " + paidEvents + " ORDER_PAID events for " + orders.size() + " orders");
+    }
+    put(medians, "wrk callback copies/s", r.rate());
+    put(medians, "wrk callback copy p99 ms", r.p99Ms());
+  }
+
+  private long arrivalsOf(List<String> orders, String sql) {
+    return w.db().read(c -> {
+      try (PreparedStatement ps = c.prepareStatement(sql)) {
+        ps.setArray(1, c.createArrayOf("text", orders.toArray()));
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          return rs.getLong(1);
+        }
+      }
+    });
   }
 
   private Wrk.Result wrk(String what, Process p, String operation) throws Exception {
@@ -477,9 +563,10 @@ final class Bench {
       for (String l = lines.readLine(); l != null; l = lines.readLine()) {
         if (l.equals(Load.MARK_START)) {
           if (profile) recording = startRecording();
+          // first, so no task the window's first milliseconds finish falls between the samples
+          tasksAtStart = sdkMetrics();
           start = cpu.sample(handle);
           threadsAtStart = ThreadCpu.sample();
-          tasksAtStart = sdkMetrics();
         } else if (l.equals(Load.MARK_END)) {
           end = cpu.sample(handle);
           threadsAtEnd = ThreadCpu.sample();
@@ -510,10 +597,11 @@ final class Bench {
       line("    " + ThreadCpu.perOperationLine(ScenarioResult.operation(scenario),
           ThreadCpu.between(threadsAtStart, threadsAtEnd), result.successes()));
     }
-    Map<String, TaskLatencies.Timer> tasks = tasksAtStart == null || tasksAtEnd == null ? Map.of()
-        : TaskLatencies.between(tasksAtStart, tasksAtEnd);
+    boolean scraped = tasksAtStart != null && tasksAtEnd != null;
+    Map<String, TaskLatencies.Timer> tasks = scraped ? TaskLatencies.between(tasksAtStart, tasksAtEnd) : Map.of();
     if (split != null && run > 0) {
-      line("    the service's workflow tasks, mean / p99 ms (count): " + TaskLatencies.describe(tasks));
+      line("    the service's workflow tasks, mean / p99 ms (count): " + (scraped ? TaskLatencies.describe(tasks)
+          : "not known, the SDK's metrics could not be read from " + io.flashsale.launcher.observe.SdkMetrics.PATH));
     }
     if (!result.ok()) flag(scenario + (run == 0 ? " warm-up" : " run " + run) + " broke an invariant: " + result.broken());
     return new Measured(result, split, tasks);

@@ -12,4 +12,13 @@ public enum OrderStatus {
   public boolean isPending() {
     return this == PAYING || this == UNKNOWN || this == REFUNDING;
   }
+
+  /**
+   * A success from the channel changes nothing any more: the order is paid, or its money is on its
+   * way back ({@code PaymentRules.onCharged} answers {@code DUPLICATE <status>}). No status leaves
+   * this set, so a callback may be answered from it at arrival (docs/DESIGN.md §Callbacks).
+   */
+  public boolean isSettledForACharge() {
+    return this == PAID || this == REFUNDING || this == REFUNDED;
+  }
 }

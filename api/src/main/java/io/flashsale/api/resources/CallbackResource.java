@@ -2,6 +2,7 @@ package io.flashsale.api.resources;
 
 import io.flashsale.api.representations.CallbackAck;
 
+import com.codahale.metrics.Counter;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.flashsale.persistence.Notifications;
@@ -32,7 +33,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Payment callbacks: record the arrival, signal the order's workflow, answer 200 once Temporal
  * accepted the signal (500 otherwise, so the channel retries). The effect is decided in the
- * workflow and written back on the arrival's row.
+ * workflow and written back on the arrival's row; only a copy of a success the order already
+ * applied is answered with its effect at arrival (docs/DESIGN.md §Callbacks).
  */
 @Path("/callbacks/payment")
 @Produces(MediaType.APPLICATION_JSON)
@@ -46,6 +48,8 @@ public class CallbackResource {
   private final OrderQueries queries;
   private final Orders orders;
   private final String secret;
+  /** Copies of an applied notice, answered from their arrival row (the metric flashsale.callbacks.answeredAtArrival). */
+  private final Counter answeredAtArrival = new Counter();
 
   public CallbackResource(Notifications notifications, OrderQueries queries, Orders orders, String secret) {
     this.notifications = notifications;
@@ -74,23 +78,35 @@ public class CallbackResource {
     long amount = Bodies.integer(body, "amount", 0, Long.MAX_VALUE);
     String txn = Bodies.text(body, "txn", ID, false);
 
-    long arrival = notifications.recordArrival(notifyId, merchantOrder, kind, amount, txn);
+    Notifications.Arrival recorded = notifications.recordArrival(notifyId, merchantOrder, kind, amount, txn);
+    long arrival = recorded.id();
+    if (recorded.answeredAtArrival()) {
+      // a copy of a notice the order already applied: its effect is known, the workflow is not woken
+      answeredAtArrival.inc();
+      log.debug("order {} callback {} {} answered at arrival {}: {}", merchantOrder, notifyId, kind, arrival,
+          recorded.effect());
+      return Response.ok(new CallbackAck(true, recorded.effect(), arrival)).build();
+    }
     OrderDetails o = queries.get(merchantOrder);
     if (o == null) {
-      notifications.markEffect(arrival, "UNKNOWN_ORDER");
+      notifications.markEffect(arrival, Notifications.UNKNOWN_ORDER);
       log.warn("callback {} for unknown order {}", notifyId, merchantOrder);
-      return Response.ok(new CallbackAck(true, "UNKNOWN_ORDER", null)).build();
+      return Response.ok(new CallbackAck(true, Notifications.UNKNOWN_ORDER, null)).build();
     }
     try {
       orders.notify(o.workflowId(), o.tenant(), o.subject(), o.requestKey(), o.orderId(),
           new Notice(arrival, notifyId, kind, amount, txn));
     } catch (RuntimeException e) {
-      notifications.markEffect(arrival, "NOT_DELIVERED");
+      notifications.markEffect(arrival, Notifications.NOT_DELIVERED);
       log.error("order {} callback {} could not be signalled", merchantOrder, notifyId, e);
       return ApiError.response(500, "SIGNAL_FAILED", "the order workflow did not take the notice; retry");
     }
     log.info("order {} callback {} {} accepted (arrival {})", merchantOrder, notifyId, kind, arrival);
     return Response.ok(new CallbackAck(true, null, arrival)).build();
+  }
+
+  public Counter answeredAtArrival() {
+    return answeredAtArrival;
   }
 
   private boolean signatureValid(String header, byte[] raw) {

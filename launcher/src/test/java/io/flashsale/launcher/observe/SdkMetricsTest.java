@@ -21,6 +21,9 @@ class SdkMetricsTest {
       }
       assertTrue(text.contains("operation=\"ExecuteMultiOperation\"") && text.contains("update_name=\"create\""), text);
       assertTrue(text.contains("operation=\"PollWorkflowTaskQueue\"") && text.contains("update_name=\"none\""), text);
+      // the JVM's own meters keep their tags: only the SDK's get the tag its update requests carry
+      String jvm = text.lines().filter(l -> l.startsWith("jvm_")).findFirst().orElse("");
+      assertTrue(!jvm.isEmpty() && !jvm.contains("update_name"), jvm);
     }
   }
 }

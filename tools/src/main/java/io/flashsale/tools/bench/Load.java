@@ -511,7 +511,11 @@ public final class Load implements AutoCloseable {
     long accepted = storm.results().stream().filter(t -> t.outcome().equals("HTTP_200")).count();
     long unanswered = storm.results().stream().filter(t -> ClosedLoop.noAnswer(t.outcome())).count();
     List<String> broken = new ArrayList<>();
-    List<String> notes = new ArrayList<>(List.of(settled + " orders x " + copies + " copies"));
+    // an arrival answered at arrival has its effect from the INSERT itself: applied_at = received_at
+    long atArrival = count("SELECT count(*) FROM payment_notification n JOIN orders o ON o.order_id = n.merchant_order"
+        + " WHERE o.sku = ? AND n.applied_at = n.received_at", sku);
+    List<String> notes = new ArrayList<>(List.of(settled + " orders x " + copies + " copies",
+        atArrival + " copies of an applied notice answered at arrival, " + (applied - atArrival) + " applied by their workflow"));
     if (notCreated > 0) broken.add(notCreated + " of " + orders + " storm orders were not created");
     if (!setupFailures.isEmpty()) {
       notes.add((orders - settled) + " of " + orders + " orders left out of the storm, setup without an answer "

@@ -125,8 +125,8 @@ public final class TaskLatencies {
     List<String> parts = new ArrayList<>();
     for (Map.Entry<String, Timer> e : timers.entrySet()) {
       Timer t = e.getValue();
-      parts.add(String.format(Locale.ROOT, "%s %.1f / %s ms (%d)", e.getKey(), t.meanMs(),
-          Double.isInfinite(t.p99Ms()) ? "more than the last bucket" : String.format(Locale.ROOT, "%.0f", t.p99Ms()),
+      parts.add(String.format(Locale.ROOT, "%s %.1f / %s (%d)", e.getKey(), t.meanMs(),
+          Double.isInfinite(t.p99Ms()) ? "beyond the last bucket" : String.format(Locale.ROOT, "%.0f ms", t.p99Ms()),
           t.count()));
     }
     return parts.isEmpty() ? "no workflow task timed" : String.join(", ", parts);

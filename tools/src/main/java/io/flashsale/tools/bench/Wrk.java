@@ -51,6 +51,18 @@ public final class Wrk {
 
   record Create(String token, String sku) {}
 
+  /** One signed callback: its body and its X-Channel-Signature header (null: the service checks none). */
+  public record SignedCallback(String body, String signature) {}
+
+  /**
+   * POST {@code callbacks} to /callbacks/payment at {@code apiUrl}, each thread cycling through
+   * them from its own offset; every answer must be {@code expected}.
+   */
+  public static Process callbacks(String apiUrl, List<SignedCallback> callbacks, int expected, int connections,
+      int seconds) throws IOException {
+    return start(apiUrl + "/callbacks/payment", callbackScript(callbacks, expected), connections, seconds);
+  }
+
   private static Process start(String url, String lua, int connections, int seconds) throws IOException {
     Path script = Files.createTempFile("flashsale-wrk-", ".lua");
     Files.writeString(script, lua);
@@ -91,13 +103,28 @@ public final class Wrk {
         + Double.parseDouble(t.group(4));
   }
 
+  /** The Lua of the callbacks: the bodies and their signatures in two tables, taken in turn. */
+  static String callbackScript(List<SignedCallback> callbacks, int expected) {
+    if (callbacks.isEmpty()) throw new IllegalArgumentException("no callback to send");
+    StringBuilder s = new StringBuilder(prelude());
+    s.append("local bodies = {\n");
+    for (SignedCallback c : callbacks) s.append("  '").append(luaJson(c.body())).append("',\n");
+    s.append("}\nlocal signatures = {\n");
+    for (SignedCallback c : callbacks) s.append("  '").append(signature(c.signature())).append("',\n");
+    s.append("}\n");
+    // each request formatted once, in the first request of each thread; then only picked
+    s.append("local formatted = nil\n");
+    s.append("function request()\n  if formatted == nil then\n    formatted = {}\n"
+        + "    for i, b in ipairs(bodies) do\n      local headers = { ['Content-Type'] = 'application/json' }\n"
+        + "      if signatures[i] ~= '' then headers['X-Channel-Signature'] = signatures[i] end\n"
+        + "      formatted[i] = wrk.format('POST', nil, headers, b)\n    end\n  end\n"
+        + "  n = n + 1\n  return formatted[(n + tid * 7) % #formatted + 1]\nend\n");
+    return s.append(counters(expected)).toString();
+  }
+
   /** The Lua: per-thread counters, summed over the threads in done(). */
   static String script(Create create, int expected) {
-    StringBuilder s = new StringBuilder();
-    s.append("local threads = {}\nlocal next_id = 0\n");
-    s.append("function setup(thread)\n  thread:set('tid', next_id)\n  next_id = next_id + 1\n"
-        + "  table.insert(threads, thread)\nend\n");
-    s.append("function init(args)\n  n = 0\n  ok = 0\n  other = 0\n  prefix = 'wrk-' .. os.time() .. '-' .. tid\nend\n");
+    StringBuilder s = new StringBuilder(prelude());
     if (create != null) {
       s.append(String.format(Locale.ROOT, "local headers = { ['Content-Type'] = 'application/json',"
           + " ['Authorization'] = 'Bearer %s' }\n", lua(create.token())));
@@ -105,6 +132,18 @@ public final class Wrk {
           + "  return wrk.format('POST', nil, headers, '{\"request_key\":\"' .. prefix .. '-' .. n .. '\","
           + "\"sku\":\"%s\",\"quantity\":1}')\nend\n", lua(create.sku())));
     }
+    return s.append(counters(expected)).toString();
+  }
+
+  private static String prelude() {
+    return "local threads = {}\nlocal next_id = 0\n"
+        + "function setup(thread)\n  thread:set('tid', next_id)\n  next_id = next_id + 1\n"
+        + "  table.insert(threads, thread)\nend\n"
+        + "function init(args)\n  n = 0\n  ok = 0\n  other = 0\n  prefix = 'wrk-' .. os.time() .. '-' .. tid\nend\n";
+  }
+
+  private static String counters(int expected) {
+    StringBuilder s = new StringBuilder();
     s.append(String.format(Locale.ROOT, "function response(status, headers, body)\n"
         + "  if status == %d then ok = ok + 1 else other = other + 1 end\nend\n", expected));
     s.append("function done(summary, latency, requests)\n  local o, x = 0, 0\n"
@@ -114,6 +153,18 @@ public final class Wrk {
         + " e.connect + e.read + e.write + e.timeout, summary.duration / 1e6, latency:percentile(50) / 1e3,"
         + " latency:percentile(99) / 1e3))\nend\n");
     return s.toString();
+  }
+
+  /** A JSON body inside a single-quoted Lua string: only what a callback of ids and numbers holds. */
+  private static String luaJson(String v) {
+    if (!v.matches("[A-Za-z0-9._:,\"{}\\[\\] -]*")) throw new IllegalArgumentException("not a plain callback body: " + v);
+    return v;
+  }
+
+  private static String signature(String v) {
+    if (v == null) return "";
+    if (!v.matches("t=[0-9]{1,12},v1=[0-9a-f]{64}")) throw new IllegalArgumentException("not a signature header: " + v);
+    return v;
   }
 
   /** A value inside a single-quoted Lua string: only what a token or SKU name may hold. */

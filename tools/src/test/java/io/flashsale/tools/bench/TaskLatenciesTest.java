@@ -64,4 +64,21 @@ class TaskLatenciesTest {
     assertTrue(line.startsWith("queued for a poller 5.0 / 10 ms (50)"), line);
     assertEquals("no workflow task timed", TaskLatencies.describe(Map.of()));
   }
+
+  @Test
+  void aPercentileBeyondTheLastBucketAndValuesWithExponents() {
+    String q = "{task_queue=\"flashsale-orders\"";
+    String before = QUEUED + "_bucket" + q + ",le=\"0.01\"} 0\n" + QUEUED + "_bucket" + q + ",le=\"+Inf\"} 0\n"
+        + QUEUED + "_count" + q + "} 0\n" + QUEUED + "_sum" + q + "} 0.0\n";
+    // the registry writes large counts and sums with an exponent
+    String after = QUEUED + "_bucket" + q + ",le=\"0.01\"} 1.0\n" + QUEUED + "_bucket" + q + ",le=\"+Inf\"} 1.0E2\n"
+        + QUEUED + "_count" + q + "} 1.0E2\n" + QUEUED + "_sum" + q + "} 1.5e+03\n";
+    Map<String, TaskLatencies.Timer> w = TaskLatencies.between(TaskLatencies.parse(before), TaskLatencies.parse(after));
+    TaskLatencies.Timer queued = w.get(TaskLatencies.QUEUED);
+    assertEquals(100, queued.count());
+    assertEquals(15_000, queued.meanMs(), 1e-9);
+    assertTrue(Double.isInfinite(queued.p99Ms()), "the 99th of 100 is past the last finite bucket");
+    assertTrue(TaskLatencies.describe(w).startsWith("queued for a poller 15000.0 / beyond the last bucket (100)"),
+        TaskLatencies.describe(w));
+  }
 }

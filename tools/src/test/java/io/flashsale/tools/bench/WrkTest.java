@@ -35,4 +35,19 @@ class WrkTest {
     assertTrue(create.contains("prefix .. '-' .. n"), "a fresh key per request: " + create);
     assertThrows(IllegalArgumentException.class, () -> Wrk.script(new Wrk.Create("x'; os.exit() --", "s"), 409));
   }
+
+  @Test
+  void theCallbackScriptSendsEachSignedBodyInTurn() {
+    String sig = "t=1700000000,v1=" + "ab".repeat(32);
+    String lua = Wrk.callbackScript(java.util.List.of(
+        new Wrk.SignedCallback("{\"notify_id\":\"ntf-1\",\"amount\":1990,\"txn\":null}", sig),
+        new Wrk.SignedCallback("{\"notify_id\":\"ntf-2\"}", null)), 200);
+    assertTrue(lua.contains("'{\"notify_id\":\"ntf-1\",\"amount\":1990,\"txn\":null}'"), lua);
+    assertTrue(lua.contains("'" + sig + "'") && lua.contains("  '',\n"), "a signature per body, empty when unsigned: " + lua);
+    assertTrue(lua.contains("if status == 200 then ok = ok + 1"), lua);
+    assertThrows(IllegalArgumentException.class,
+        () -> Wrk.callbackScript(java.util.List.of(new Wrk.SignedCallback("{}'); os.exit() --", null)), 200));
+    assertThrows(IllegalArgumentException.class,
+        () -> Wrk.callbackScript(java.util.List.of(new Wrk.SignedCallback("{}", "t=1,v1=x'")), 200));
+  }
 }

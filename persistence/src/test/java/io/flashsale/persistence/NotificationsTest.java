@@ -1,0 +1,132 @@
+package io.flashsale.persistence;
+
+import static io.flashsale.persistence.TestOrders.TENANT;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+
+import io.flashsale.persistence.Notifications.Arrival;
+import io.flashsale.workflows.Effect;
+import io.flashsale.workflows.OrderStatus;
+import java.sql.PreparedStatement;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Arrivals on a real PostgreSQL: only a copy of a CHARGED notice that the order's workflow already
+ * applied, on an order a charge no longer moves, is answered at arrival, with the label the
+ * workflow would have written; every other arrival waits for its workflow (effect NULL).
+ */
+class NotificationsTest {
+  @RegisterExtension static final MigratedPostgres pg = new MigratedPostgres();
+  private static final AtomicInteger NEXT = new AtomicInteger();
+  private static final long AMOUNT = 1990; // TestOrders' amount
+
+  private static Notifications notifications() {
+    return new Notifications(pg.db());
+  }
+
+  @ParameterizedTest
+  @EnumSource(OrderStatus.class)
+  void aCopyOfAnAppliedSuccessIsAnsweredAtArrivalExactlyWhenTheOrderIsSettledForACharge(OrderStatus status) {
+    String order = orderIn(status);
+    applied(notifications().recordArrival("ntf-1", order, "CHARGED", AMOUNT, "txn-1"), "PAID");
+
+    Arrival copy = notifications().recordArrival("ntf-1", order, "CHARGED", AMOUNT, "txn-1");
+
+    String expected = status.isSettledForACharge() ? Effect.of(Effect.Kind.DUPLICATE, status).label() : null;
+    assertEquals(expected, copy.effect());
+    assertEquals(expected, effectOf(copy.id()), "the row says what the answer says");
+  }
+
+  @Test
+  void theFirstArrivalOfANoticeWaitsForItsWorkflowEvenOnAPaidOrder() {
+    String order = orderIn(OrderStatus.PAID);
+    assertNull(notifications().recordArrival("ntf-first", order, "CHARGED", AMOUNT, "txn-1").effect());
+  }
+
+  @Test
+  void aCopyWhoseEarlierArrivalsAreNotAppliedYetWaitsForItsWorkflow() {
+    String order = orderIn(OrderStatus.PAID);
+    notifications().recordArrival("ntf-2", order, "CHARGED", AMOUNT, "txn-1");
+    Arrival undelivered = notifications().recordArrival("ntf-2", order, "CHARGED", AMOUNT, "txn-1");
+    notifications().markEffect(undelivered.id(), Notifications.NOT_DELIVERED);
+
+    assertNull(notifications().recordArrival("ntf-2", order, "CHARGED", AMOUNT, "txn-1").effect(),
+        "neither an arrival in flight nor one that never reached the workflow was applied");
+  }
+
+  @Test
+  void aNoticeThatDiffersFromTheAppliedOneInAnyFieldWaitsForItsWorkflow() {
+    String order = orderIn(OrderStatus.PAID);
+    applied(notifications().recordArrival("ntf-3", order, "CHARGED", AMOUNT, "txn-1"), "PAID");
+
+    assertNull(notifications().recordArrival("ntf-3", order, "CHARGED", AMOUNT, "txn-2").effect(), "another txn");
+    assertNull(notifications().recordArrival("ntf-3", order, "CHARGED", AMOUNT, null).effect(), "no txn");
+    assertNull(notifications().recordArrival("ntf-3", order, "CHARGED", AMOUNT + 1, "txn-1").effect(), "another amount");
+    assertNull(notifications().recordArrival("ntf-4", order, "CHARGED", AMOUNT, "txn-1").effect(), "another notify id");
+    assertNull(notifications().recordArrival("ntf-3", orderIn(OrderStatus.PAID), "CHARGED", AMOUNT, "txn-1").effect(),
+        "another order");
+  }
+
+  @Test
+  void onlySuccessesAreAnsweredAtArrival() {
+    String order = orderIn(OrderStatus.REFUNDED);
+    applied(notifications().recordArrival("ntf-5", order, "REFUNDED", AMOUNT, "txn-1"), "REFUNDED");
+    assertNull(notifications().recordArrival("ntf-5", order, "REFUNDED", AMOUNT, "txn-1").effect());
+  }
+
+  // ---- orders and arrivals, as the workflow's steps leave them
+
+  /** A new order walked to {@code status} along the state machine. */
+  private static String orderIn(OrderStatus status) {
+    String id = "ord-n" + NEXT.incrementAndGet();
+    TestOrders.create(pg.db(), id, TENANT, "buyer-" + id);
+    pg.db().inTx(c -> {
+      OrderTx tx = new OrderTx(c, id);
+      for (OrderStatus step : pathTo(status)) tx.move(step, "test");
+      return null;
+    });
+    return id;
+  }
+
+  private static OrderStatus[] pathTo(OrderStatus status) {
+    return switch (status) {
+      case CREATED -> new OrderStatus[] {};
+      case PAYING -> new OrderStatus[] {OrderStatus.PAYING};
+      case UNKNOWN -> new OrderStatus[] {OrderStatus.PAYING, OrderStatus.UNKNOWN};
+      case PAID -> new OrderStatus[] {OrderStatus.PAYING, OrderStatus.PAID};
+      case FAILED -> new OrderStatus[] {OrderStatus.PAYING, OrderStatus.FAILED};
+      case CANCELLED -> new OrderStatus[] {OrderStatus.CANCELLED};
+      // paid after the cancel: the money goes back
+      case REFUNDING -> new OrderStatus[] {OrderStatus.CANCELLED, OrderStatus.REFUNDING};
+      case REFUNDED -> new OrderStatus[] {OrderStatus.CANCELLED, OrderStatus.REFUNDING, OrderStatus.REFUNDED};
+    };
+  }
+
+  /** The effect the workflow's applyNotice writes on an arrival's row. */
+  private static void applied(Arrival arrival, String effect) {
+    pg.db().inTx(c -> {
+      try (PreparedStatement ps = c.prepareStatement(
+          "UPDATE payment_notification SET effect = ?, applied_at = now() WHERE id = ?")) {
+        ps.setString(1, effect);
+        ps.setLong(2, arrival.id());
+        return ps.executeUpdate();
+      }
+    });
+  }
+
+  private static String effectOf(long id) {
+    return pg.db().read(c -> {
+      try (PreparedStatement ps = c.prepareStatement("SELECT effect FROM payment_notification WHERE id = ?")) {
+        ps.setLong(1, id);
+        try (var rs = ps.executeQuery()) {
+          rs.next();
+          return rs.getString(1);
+        }
+      }
+    });
+  }
+}
