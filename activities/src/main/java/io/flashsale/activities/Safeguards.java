@@ -19,7 +19,9 @@ public final class Safeguards {
     /**
      * C29-16: a success moves the order to PAID only from CREATED, PAYING or UNKNOWN (the rule in
      * {@code PaymentRules.onCharged}); off, a success is applied from any status. Only this rule:
-     * the row lock, the conditional write and the confirm stay.
+     * the row lock, the conditional write and the confirm stay. Off, a copy of an applied success
+     * is no longer answered at arrival either (that shortcut is this rule's answer,
+     * {@code Notifications.recordArrival}), so copies reach the broken rule too.
      */
     TRANSITION_PRECONDITION,
     /**

@@ -60,11 +60,13 @@ public final class RestApi {
    * What the API talks to. {@code stockView} (started and stopped by the launcher) answers the
    * sold-out gate without a stock read; null: every create reads the stock. {@code principalView}
    * (likewise) answers the revocation check and, for a buyer without any order, the key check;
-   * null: both read the database.
+   * null: both read the database. {@code copiesAnsweredAtArrival}: whether a copy of a success
+   * the order already applied is answered at arrival (false only while a negative control has the
+   * status rule it stands for switched off).
    */
   public record Services(Database db, Orders orders, TokenService tokens, PaymentChannel channel,
       WorkflowServiceStubs temporal, Reconciler reconciler, WorkflowAudit audit, OrphanRepair repair,
-      StockView stockView, PrincipalView principalView) {}
+      StockView stockView, PrincipalView principalView, java.util.function.BooleanSupplier copiesAnsweredAtArrival) {}
 
   private RestApi() {}
 
@@ -106,7 +108,7 @@ public final class RestApi {
             eventsResource.endStreams();
           }
         }));
-    CallbackResource callbacks = new CallbackResource(new Notifications(d.db()), queries, d.orders(), s.callbackSecret());
+    CallbackResource callbacks = new CallbackResource(new Notifications(d.db(), d.copiesAnsweredAtArrival()), queries, d.orders(), s.callbackSecret());
     env.jersey().register(callbacks);
     env.metrics().register("flashsale.callbacks.answeredAtArrival", callbacks.answeredAtArrival());
     env.jersey().register(new OpenApiResource());

@@ -230,7 +230,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
             cfg.maxEventStreamMs, cfg.eventStreamHeartbeatMs, cfg.channel.callbackSecret,
             cfg.auth.devLoginEnabled(cfg.embedded), cfg.auth.secureCookie),
         new RestApi.Services(db, orders, tokens, channel, temporal.service(), reconciler, audit, repair,
-            stockView, principalView));
+            stockView, principalView, () -> safeguards.on(Safeguards.Safeguard.TRANSITION_PRECONDITION)));
 
     // the postmaster itself: down at once when it dies (the pool's check waits out its connection timeout)
     if (stack != null) env.healthChecks().register("postgresql-process", stack.postgres().healthCheck());

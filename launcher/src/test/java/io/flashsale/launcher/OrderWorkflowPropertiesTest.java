@@ -144,7 +144,8 @@ class OrderWorkflowPropertiesTest {
       env.registerSearchAttribute(name, IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD);
     }
     orders = new Orders(env.getWorkflowClient(), SETTINGS, Duration.ofSeconds(30));
-    CallbackResource callbackResource = new CallbackResource(new Notifications(db), new OrderQueries(db), orders, null);
+    CallbackResource callbackResource = new CallbackResource(
+        new Notifications(db, () -> safeguards.on(Safeguards.Safeguard.TRANSITION_PRECONDITION)), new OrderQueries(db), orders, null);
     receiverThreads = Executors.newCachedThreadPool(r -> {
       Thread t = new Thread(r, "pbt-callbacks");
       t.setDaemon(true);

@@ -5,9 +5,13 @@ import io.flashsale.workflows.OrderStatus;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.util.Arrays;
+import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 
-/** Arrivals of payment callbacks: recorded before the workflow is signalled, effect filled later. */
+/**
+ * Arrivals of payment callbacks: recorded before the workflow is signalled, the effect filled in
+ * by the workflow; a copy of a success the order already applied gets its effect at arrival.
+ */
 public final class Notifications {
   /** The notice kind a settled order can answer at arrival: only a success repeats harmlessly. */
   public static final String CHARGED = "CHARGED";
@@ -46,9 +50,21 @@ public final class Notifications {
   }
 
   private final Database db;
+  /** Whether copies are answered at arrival; off only beside a negative control (below). */
+  private final BooleanSupplier answersCopies;
 
   public Notifications(Database db) {
+    this(db, () -> true);
+  }
+
+  /**
+   * {@code answersCopies} false sends every arrival to its workflow: the shortcut stands for the
+   * status rule of a success (C29-16's TRANSITION_PRECONDITION), so with that rule switched off
+   * a copy must reach the broken rule too.
+   */
+  public Notifications(Database db, BooleanSupplier answersCopies) {
     this.db = db;
+    this.answersCopies = answersCopies;
   }
 
   /**
@@ -58,7 +74,7 @@ public final class Notifications {
    */
   public Arrival recordArrival(String notifyId, String merchantOrder, String kind, long amount, String txn) {
     return db.read(c -> {
-      boolean charged = CHARGED.equals(kind);
+      boolean charged = CHARGED.equals(kind) && answersCopies.getAsBoolean();
       try (PreparedStatement ps = c.prepareStatement(charged ? RECORD_CHARGED : RECORD)) {
         int i = 1;
         if (charged) {

@@ -78,6 +78,15 @@ class NotificationsTest {
     assertNull(notifications().recordArrival("ntf-5", order, "REFUNDED", AMOUNT, "txn-1").effect());
   }
 
+  @Test
+  void switchedOffEveryCopyWaitsForItsWorkflow() {
+    String order = orderIn(OrderStatus.PAID);
+    applied(notifications().recordArrival("ntf-6", order, "CHARGED", AMOUNT, "txn-1"), "PAID");
+    Notifications off = new Notifications(pg.db(), () -> false);
+    assertNull(off.recordArrival("ntf-6", order, "CHARGED", AMOUNT, "txn-1").effect(),
+        "beside a negative control the copy reaches the rule it would have skipped");
+  }
+
   // ---- orders and arrivals, as the workflow's steps leave them
 
   /** A new order walked to {@code status} along the state machine. */

@@ -120,7 +120,7 @@ final class Bench {
         if (s.equals("b1") && !Double.isNaN(m.result().rate())) memory(medians);
       }
       if (scenarios().contains("b1-sold-out")) lightFloors(medians);
-      if (scenarios().contains("b3")) lightCallbackCopies(medians);
+      if (scenarios().contains("b3")) lightCallbackCopies(r, medians);
       ratios(thisRun, medians);
       if (o.fsyncCost()) fsyncCost(r, thisRun, byScenario, medians);
     }
@@ -220,9 +220,9 @@ final class Bench {
     }
   }
 
-  /** B3's orders this run took their success from (their PAID arrival): the storm's, newest first. */
+  /** The notices that paid this run's B3 orders (Load.b3's notify ids: ntf-bench-b3-<run>-…). */
   private static final String STORM_NOTICES = "SELECT n.notify_id, n.merchant_order, n.kind, n.amount, n.txn"
-      + " FROM payment_notification n WHERE n.effect = 'PAID' AND n.notify_id LIKE 'ntf-bench-b3-%'"
+      + " FROM payment_notification n WHERE n.effect = 'PAID' AND n.notify_id LIKE 'ntf-bench-b3-' || ? || '-%'"
       + " ORDER BY n.id DESC LIMIT 20";
 
   /**
@@ -231,30 +231,33 @@ final class Bench {
    * docs/DESIGN.md §Callbacks). Afterwards every arrival has its effect and each order is still
    * PAID once, with one ORDER_PAID event.
    */
-  private void lightCallbackCopies(Map<String, List<Double>> medians) {
+  private void lightCallbackCopies(int run, Map<String, List<Double>> medians) {
     if (!Wrk.onPath()) {
       line("  wrk: not on the PATH: no light-generator figure for callback copies");
       return;
     }
     try {
-      wrkCallbackCopies(medians);
+      wrkCallbackCopies(run, medians);
     } catch (Exception e) {
       line("  wrk: could not measure the callback copies: " + e);
     }
   }
 
-  private void wrkCallbackCopies(Map<String, List<Double>> medians) throws Exception {
+  private void wrkCallbackCopies(int run, Map<String, List<Double>> medians) throws Exception {
     List<Map<String, Object>> notices = w.db().read(c -> {
       List<Map<String, Object>> rows = new ArrayList<>();
-      try (PreparedStatement ps = c.prepareStatement(STORM_NOTICES); ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          Map<String, Object> n = new LinkedHashMap<>();
-          n.put("notify_id", rs.getString(1));
-          n.put("merchant_order", rs.getString(2));
-          n.put("kind", rs.getString(3));
-          n.put("amount", rs.getLong(4));
-          n.put("txn", rs.getString(5));
-          rows.add(n);
+      try (PreparedStatement ps = c.prepareStatement(STORM_NOTICES)) {
+        ps.setString(1, String.valueOf(run));
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            Map<String, Object> n = new LinkedHashMap<>();
+            n.put("notify_id", rs.getString(1));
+            n.put("merchant_order", rs.getString(2));
+            n.put("kind", rs.getString(3));
+            n.put("amount", rs.getLong(4));
+            n.put("txn", rs.getString(5));
+            rows.add(n);
+          }
         }
       }
       return rows;
@@ -273,14 +276,20 @@ final class Bench {
           secret == null || secret.isBlank() ? null : io.flashsale.paymentchannel.CallbackSignatures.header(secret, now, body)));
     }
     long before = arrivalsOf(orders, "SELECT count(*) FROM payment_notification WHERE merchant_order = ANY (?)");
+    long lastId = arrivalsOf(orders, "SELECT coalesce(max(id), 0) FROM payment_notification WHERE merchant_order = ANY (?)");
     Wrk.Result r = wrk("callback copies (wrk POST /callbacks/payment, " + notices.size() + " applied notices, answered at arrival)",
         Wrk.callbacks(apiUrl, copies, 200, o.concurrency(), WRK_SECONDS), "callback copy");
     long recorded = arrivalsOf(orders, "SELECT count(*) FROM payment_notification WHERE merchant_order = ANY (?)") - before;
     long waiting = arrivalsOf(orders, "SELECT count(*) FROM payment_notification WHERE merchant_order = ANY (?) AND effect IS NULL");
     long paidEffects = arrivalsOf(orders, "SELECT count(*) FROM payment_notification WHERE merchant_order = ANY (?) AND effect = 'PAID'");
     long paidEvents = arrivalsOf(orders, "SELECT count(*) FROM outbox WHERE order_id = ANY (?) AND event_type = 'ORDER_PAID'");
-    line(String.format("    %d arrivals recorded for %d answers, %d without an effect; PAID effects %d and ORDER_PAID events %d for %d orders",
-        recorded, r.expectedStatus(), waiting, paidEffects, paidEvents, orders.size()));
+    // answered at arrival: the effect came with the INSERT (applied_at = received_at), and it is a duplicate's
+    long notAtArrival = arrivalsOf(orders, "SELECT count(*) FROM payment_notification WHERE merchant_order = ANY (?)"
+        + " AND id > " + lastId + " AND (applied_at IS DISTINCT FROM received_at OR effect NOT LIKE 'DUPLICATE %')");
+    line(String.format("    %d arrivals recorded for %d answers, %d without an effect, %d not answered at arrival;"
+        + " PAID effects %d and ORDER_PAID events %d for %d orders",
+        recorded, r.expectedStatus(), waiting, notAtArrival, paidEffects, paidEvents, orders.size()));
+    if (notAtArrival > 0) flag(notAtArrival + " copies of an applied notice were not answered at arrival");
     if (r.otherStatus() > 0 || r.socketErrors() > 0) {
       flag("wrk callback copies: " + r.otherStatus() + " answers other than 200, " + r.socketErrors() + " socket errors");
     }
