@@ -220,10 +220,18 @@ final class Bench {
     }
   }
 
-  /** The notices that paid this run's B3 orders (Load.b3's notify ids: ntf-bench-b3-<run>-…). */
+  /** The notices that paid a run's B3 orders (their notify ids begin with Load.stormNotifyIdPrefix). */
   private static final String STORM_NOTICES = "SELECT n.notify_id, n.merchant_order, n.kind, n.amount, n.txn"
-      + " FROM payment_notification n WHERE n.effect = 'PAID' AND n.notify_id LIKE 'ntf-bench-b3-' || ? || '-%'"
+      + " FROM payment_notification n WHERE n.effect = 'PAID' AND n.notify_id LIKE ? || '%'"
       + " ORDER BY n.id DESC LIMIT 20";
+
+  /** The arrivals of some orders once wrk's copies were sent; {@code lastId} the newest id before them. */
+  private static final String AFTER_COPIES = "SELECT count(*) FILTER (WHERE id > ?),"
+      + " count(*) FILTER (WHERE effect IS NULL), count(*) FILTER (WHERE effect = 'PAID'),"
+      // answered at arrival: the effect came with the INSERT (applied_at = received_at), and it is a duplicate's
+      + " count(*) FILTER (WHERE id > ? AND (applied_at IS DISTINCT FROM received_at OR effect NOT LIKE 'DUPLICATE %')),"
+      + " (SELECT count(*) FROM outbox WHERE order_id = ANY (?) AND event_type = 'ORDER_PAID')"
+      + " FROM payment_notification WHERE merchant_order = ANY (?)";
 
   /**
    * A channel's retry storm at its steady state, from wrk: copies of the notices B3's orders
@@ -247,7 +255,7 @@ final class Bench {
     List<Map<String, Object>> notices = w.db().read(c -> {
       List<Map<String, Object>> rows = new ArrayList<>();
       try (PreparedStatement ps = c.prepareStatement(STORM_NOTICES)) {
-        ps.setString(1, String.valueOf(run));
+        ps.setString(1, Load.stormNotifyIdPrefix(run));
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
             Map<String, Object> n = new LinkedHashMap<>();
@@ -275,17 +283,36 @@ final class Bench {
       copies.add(new Wrk.SignedCallback(new String(body, StandardCharsets.UTF_8),
           secret == null || secret.isBlank() ? null : io.flashsale.paymentchannel.CallbackSignatures.header(secret, now, body)));
     }
-    long before = arrivalsOf(orders, "SELECT count(*) FROM payment_notification WHERE merchant_order = ANY (?)");
-    long lastId = arrivalsOf(orders, "SELECT coalesce(max(id), 0) FROM payment_notification WHERE merchant_order = ANY (?)");
+    long lastId = w.db().read(c -> {
+      try (PreparedStatement ps = c.prepareStatement(
+          "SELECT coalesce(max(id), 0) FROM payment_notification WHERE merchant_order = ANY (?)")) {
+        ps.setArray(1, c.createArrayOf("text", orders.toArray()));
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          return rs.getLong(1);
+        }
+      }
+    });
     Wrk.Result r = wrk("callback copies (wrk POST /callbacks/payment, " + notices.size() + " applied notices, answered at arrival)",
         Wrk.callbacks(apiUrl, copies, 200, o.concurrency(), WRK_SECONDS), "callback copy");
-    long recorded = arrivalsOf(orders, "SELECT count(*) FROM payment_notification WHERE merchant_order = ANY (?)") - before;
-    long waiting = arrivalsOf(orders, "SELECT count(*) FROM payment_notification WHERE merchant_order = ANY (?) AND effect IS NULL");
-    long paidEffects = arrivalsOf(orders, "SELECT count(*) FROM payment_notification WHERE merchant_order = ANY (?) AND effect = 'PAID'");
-    long paidEvents = arrivalsOf(orders, "SELECT count(*) FROM outbox WHERE order_id = ANY (?) AND event_type = 'ORDER_PAID'");
-    // answered at arrival: the effect came with the INSERT (applied_at = received_at), and it is a duplicate's
-    long notAtArrival = arrivalsOf(orders, "SELECT count(*) FROM payment_notification WHERE merchant_order = ANY (?)"
-        + " AND id > " + lastId + " AND (applied_at IS DISTINCT FROM received_at OR effect NOT LIKE 'DUPLICATE %')");
+    long[] after = w.db().read(c -> {
+      try (PreparedStatement ps = c.prepareStatement(AFTER_COPIES)) {
+        java.sql.Array ids = c.createArrayOf("text", orders.toArray());
+        ps.setLong(1, lastId);
+        ps.setLong(2, lastId);
+        ps.setArray(3, ids);
+        ps.setArray(4, ids);
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          return new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5)};
+        }
+      }
+    });
+    long recorded = after[0];
+    long waiting = after[1];
+    long paidEffects = after[2];
+    long notAtArrival = after[3];
+    long paidEvents = after[4];
     line(String.format("    %d arrivals recorded for %d answers, %d without an effect, %d not answered at arrival;"
         + " PAID effects %d and ORDER_PAID events %d for %d orders",
         recorded, r.expectedStatus(), waiting, notAtArrival, paidEffects, paidEvents, orders.size()));
@@ -300,18 +327,6 @@ final class Bench {
     }
     put(medians, "wrk callback copies/s", r.rate());
     put(medians, "wrk callback copy p99 ms", r.p99Ms());
-  }
-
-  private long arrivalsOf(List<String> orders, String sql) {
-    return w.db().read(c -> {
-      try (PreparedStatement ps = c.prepareStatement(sql)) {
-        ps.setArray(1, c.createArrayOf("text", orders.toArray()));
-        try (ResultSet rs = ps.executeQuery()) {
-          rs.next();
-          return rs.getLong(1);
-        }
-      }
-    });
   }
 
   private Wrk.Result wrk(String what, Process p, String operation) throws Exception {

@@ -455,7 +455,7 @@ public final class Load implements AutoCloseable {
    */
   public ScenarioResult b3(int run, int orders, int copies, int clients) throws Exception {
     login();
-    String sku = newSku("b3-" + run, orders);
+    String sku = newSku(stormName(run), orders);
     List<String> setupFailures = Collections.synchronizedList(new ArrayList<>());
     ClosedLoop.Batch setup = ClosedLoop.run(Math.min(clients, orders), orders, Duration.ofMinutes(5), i -> {
       HttpJson buyer = buyers.get(i % SUBJECTS);
@@ -493,7 +493,7 @@ public final class Load implements AutoCloseable {
         setupFailures.add("NO_CHARGE");
         continue;
       }
-      String body = HttpJson.JSON.writeValueAsString(Map.of("notify_id", "ntf-" + sku + "-" + id, "merchant_order", id,
+      String body = HttpJson.JSON.writeValueAsString(Map.of("notify_id", STORM_NOTICE + sku + "-" + id, "merchant_order", id,
           "kind", "CHARGED", "amount", UNIT_PRICE, "txn", txn));
       for (int k = 0; k < copies; k++) notices.add(body);
     }
@@ -535,6 +535,17 @@ public final class Load implements AutoCloseable {
     List<Long> lat = Stats.latencies(storm.results(), "HTTP_200");
     return new ScenarioResult("b3", run, clients, total, storm.seconds(), accepted / storm.seconds(), "accepted/s",
         Stats.pct(lat, 50), Stats.pct(lat, 99), Stats.outcomes(storm.results()), m, broken, "", notes);
+  }
+
+  private static final String STORM_NOTICE = "ntf-";
+
+  private static String stormName(int run) {
+    return "b3-" + run;
+  }
+
+  /** What the notify ids of run {@code run}'s storm begin with (its SKU's name is in them). */
+  public static String stormNotifyIdPrefix(int run) {
+    return STORM_NOTICE + SKU_PREFIX + stormName(run) + "-";
   }
 
   private static final String NOT_CREATED = "NOT_CREATED";
@@ -664,8 +675,10 @@ public final class Load implements AutoCloseable {
     return newSku(name, total, 1_000_000);
   }
 
+  private static final String SKU_PREFIX = "bench-";
+
   private String newSku(String name, int total, int perUserLimit) {
-    String sku = "bench-" + name + "-" + tag;
+    String sku = SKU_PREFIX + name + "-" + tag;
     HttpJson.Reply r = admin.post("/tasks/sku?tenant=" + TENANT + "&sku=" + sku + "&total=" + total + "&unit_price="
         + UNIT_PRICE + "&per_user_limit=" + perUserLimit, null);
     if (r.status() != 200) throw new IllegalStateException("creating SKU " + sku + ": " + r.status() + " " + r.raw());
