@@ -218,7 +218,7 @@ public class OrderActivitiesImpl implements OrderActivities {
     Step step = tx(c -> {
       OrderTx tx = open(c, orderId, dualWrite);
       Effect effect = switch (answer.result()) {
-        case CHARGED -> rules.onCharged(tx, tx.row().amount(), cause);
+        case CHARGED -> rules.onCharged(tx, tx.row().amount(), answer.txn(), cause);
         case DECLINED, CLOSED -> rules.onNotCharged(tx, cause + " " + answer.result());
         case REFUNDED -> rules.onRefunded(tx, cause);
         case NOT_FOUND, UNKNOWN -> rules.onNoAnswer(tx, cause);
@@ -333,7 +333,7 @@ public class OrderActivitiesImpl implements OrderActivities {
         effect = Effect.of(Kind.AMOUNT_MISMATCH);
       } else {
         effect = switch (ChannelResult.parse(n.kind())) {
-          case CHARGED -> rules.onCharged(tx, n.amount(), cause);
+          case CHARGED -> rules.onCharged(tx, n.amount(), n.txn(), cause);
           case DECLINED -> rules.onNotCharged(tx, cause + " DECLINED");
           case REFUNDED -> rules.onRefunded(tx, cause);
           case CLOSED, NOT_FOUND, UNKNOWN -> Effect.of(Kind.IGNORED, tx.status()); // not a notice kind

@@ -25,7 +25,11 @@ final class PaymentRules {
     this.reservationTtl = reservationTtl;
   }
 
-  Effect onCharged(OrderTx tx, long amount, String cause) throws SQLException {
+  /**
+   * {@code txn}: the channel's id of this charge, kept on the row by the move it makes (null when
+   * the answer carried none), so a later notice of the same charge is answered at its arrival.
+   */
+  Effect onCharged(OrderTx tx, long amount, String txn, String cause) throws SQLException {
     OrderRow o = tx.row();
     if (amount != o.amount()) return Effect.of(Kind.AMOUNT_MISMATCH);
     // a switch expression: a new status does not compile until its answer to a success is decided
@@ -38,13 +42,13 @@ final class PaymentRules {
       settled = null; // negative control C29-16 only: the success is applied from whatever status
     }
     if (settled != null) {
-      if (settled.kind() == Kind.REFUNDING_ANOMALY) tx.move(OrderStatus.REFUNDING, cause + " after " + o.status());
+      if (settled.kind() == Kind.REFUNDING_ANOMALY) tx.move(OrderStatus.REFUNDING, cause + " after " + o.status(), txn);
       return settled;
     }
     // CREATED / PAYING / UNKNOWN: PAID only if the confirm took effect, in this transaction
     boolean confirmed = Inventory.confirm(tx.c, o.reservationKey());
     if (confirmed || !safeguards.on(Safeguards.Safeguard.CONFIRM_MUST_TAKE_EFFECT)) { // the switch: negative control C29-17 only
-      tx.move(OrderStatus.PAID, cause);
+      tx.move(OrderStatus.PAID, cause, txn);
       return Effect.of(Kind.PAID);
     }
     int attempt = o.reserveAttempt() + 1;
@@ -59,10 +63,10 @@ final class PaymentRules {
         ps.executeUpdate();
       }
       tx.reservationChanged(key, attempt);
-      tx.move(OrderStatus.PAID, cause + " re-reserved " + key);
+      tx.move(OrderStatus.PAID, cause + " re-reserved " + key, txn);
       return Effect.of(Kind.PAID_REHELD);
     }
-    tx.move(OrderStatus.REFUNDING, cause + " stock lost (" + held + ")");
+    tx.move(OrderStatus.REFUNDING, cause + " stock lost (" + held + ")", txn);
     return Effect.of(Kind.REFUNDING);
   }
 

@@ -79,6 +79,30 @@ class PaymentRulesTest {
     assertEquals(from.isSettledForACharge(), effect.equals("DUPLICATE " + from), from + " answered " + effect);
   }
 
+  /**
+   * The charge a success settles the order with is kept on its row, whatever the move (PAID, PAID
+   * after a new unit, REFUNDING): a later notice of that charge is answered at its arrival
+   * (Notifications.recordArrival). A success that moves nothing leaves the row as it was (below).
+   */
+  @ParameterizedTest
+  @EnumSource(names = {"CREATED", "PAYING", "UNKNOWN", "FAILED", "CANCELLED"})
+  void theChargeThatSettlesAnOrderIsKeptOnIt(OrderStatus from) {
+    Order held = newOrder(from);
+    apply(rules, held, CHARGED);
+    assertEquals(CHARGE_TXN, held.state().chargeTxn(), from + " settled by " + CHARGE_TXN);
+
+    if (from == PAYING || from == UNKNOWN) {
+      Order reheld = newOrder(from);
+      expireReservation(reheld);
+      assertEquals("PAID_REHELD", apply(rules, reheld, CHARGED));
+      assertEquals(CHARGE_TXN, reheld.state().chargeTxn(), from + " re-reserved by " + CHARGE_TXN);
+
+      Order resold = lateOrderWhoseUnitWasResold(from);
+      assertEquals("REFUNDING", apply(rules, resold, CHARGED));
+      assertEquals(CHARGE_TXN, resold.state().chargeTxn(), from + " refunding " + CHARGE_TXN);
+    }
+  }
+
   @ParameterizedTest
   @EnumSource(names = {"PAID", "REFUNDING", "REFUNDED"})
   void repeatedSuccessIsADuplicateAndChangesNothing(OrderStatus from) {
@@ -377,14 +401,16 @@ class PaymentRulesTest {
     Effect applyTo(PaymentRules rules, OrderTx tx) throws SQLException;
   }
 
-  private static final Answer CHARGED = (rules, tx) -> rules.onCharged(tx, tx.row().amount(), "charged");
+  /** The channel's id of the charge every CHARGED answer here reports. */
+  private static final String CHARGE_TXN = "txn-charged";
+  private static final Answer CHARGED = (rules, tx) -> rules.onCharged(tx, tx.row().amount(), CHARGE_TXN, "charged");
   private static final Answer NOT_CHARGED = (rules, tx) -> rules.onNotCharged(tx, "charge DECLINED");
   private static final Answer REFUNDED_ANSWER = (rules, tx) -> rules.onRefunded(tx, "refund REFUNDED");
   private static final Answer NO_ANSWER = (rules, tx) -> rules.onNoAnswer(tx, "charge timed out");
 
   /** A CHARGED callback naming an amount of its own. */
   private static Answer chargedFor(long amount) {
-    return (rules, tx) -> rules.onCharged(tx, amount, "callback CHARGED " + amount);
+    return (rules, tx) -> rules.onCharged(tx, amount, CHARGE_TXN, "callback CHARGED " + amount);
   }
 
   /** One transaction under the order's row lock, as every activity runs the rules. */
@@ -520,7 +546,7 @@ class PaymentRulesTest {
 
   /** One SKU's units: the invariant is total = remaining + held + confirmed. */
   /** Everything the rules may touch for one order: its row, reservations, history, events and SKU stock. */
-  private record State(OrderRow order, Map<String, String> reservations, List<String> transitions,
+  private record State(OrderRow order, String chargeTxn, Map<String, String> reservations, List<String> transitions,
       List<String> events, Stock stock) {
     String reservationStatus(String key) {
       return reservations.get(key);
@@ -530,6 +556,7 @@ class PaymentRulesTest {
   private static State stateOf(Order o) {
     return postgres.db().read(c -> new State(
         OrderRow.get(c, o.id()),
+        strings(c, "SELECT charge_txn FROM orders WHERE order_id = ?", o.id()).get(0),
         reservationsOf(c, o.id()),
         strings(c, "SELECT coalesce(from_status, '') || '->' || to_status FROM order_transition WHERE order_id = ?"
             + " ORDER BY version", o.id()),

@@ -19,11 +19,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * the PAID order are 409 REJECTED, a second cancel 200 REPLAY_CANCEL, none of them accepted into
  * the history. A client of the engine gets the validator's answer from the failure's message
  * (SDK 1.38 drops its details; printed). A stream of 16 callbacks wakes the workflow 16 times and
- * leaves no timer behind.
+ * leaves no timer behind. The channel's notice of the charge an order was paid with, arriving after
+ * the pay, is answered from the order's row and reaches no history.
  */
 class X18CommandValidatorsTest {
   @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQueryMs", 120_000);
-  @RegisterExtension static final Evidence ev = new Evidence("X-18", "validators refuse without history; no timer pile-up; copies answered at arrival");
+  @RegisterExtension static final Evidence ev = new Evidence("X-18", "validators refuse without history; no timer pile-up; copies and the paying charge's notice answered at arrival");
 
   private static String workflowId(String orderId) {
     return stack.sql.text("SELECT workflow_id FROM orders WHERE order_id = ?", orderId);
@@ -120,8 +121,10 @@ class X18CommandValidatorsTest {
     String txn = stack.channel.get("/charges/" + c).text("txn");
     long appliedBefore = stack.sql.count("SELECT count(*) FROM payment_notification WHERE effect IS NOT NULL");
     for (int i = 1; i <= 16; i++) {
+      // the first pays the order; the rest report other charges of the same amount, which only the
+      // workflow answers (a notice of the charge the order was settled with is answered at arrival)
       HttpJson.Reply r = stack.callback(Map.of("notify_id", "ntf-x18-" + i, "merchant_order", c, "kind", "CHARGED",
-          "amount", 1990, "txn", txn));
+          "amount", 1990, "txn", streamTxn(txn, i)));
       ev.check(r.status() == 200, "callback " + i + " accepted");
       stack.awaitNoticesApplied((int) appliedBefore + i, 15_000); // one wake-up of the workflow each
     }
@@ -131,7 +134,7 @@ class X18CommandValidatorsTest {
     long signalled = Histories.count(Histories.of(stack, workflowId(c)), EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED);
     for (int i = 1; i <= 4; i++) {
       HttpJson.Reply copy = stack.callback(Map.of("notify_id", "ntf-x18-" + i, "merchant_order", c, "kind", "CHARGED",
-          "amount", 1990, "txn", txn));
+          "amount", 1990, "txn", streamTxn(txn, i)));
       ev.check(copy.status() == 200 && "DUPLICATE PAID".equals(copy.text("effect")),
           "a copy of applied notice ntf-x18-" + i + " is answered DUPLICATE PAID at arrival (" + copy.status() + ")");
     }
@@ -152,5 +155,35 @@ class X18CommandValidatorsTest {
     stack.recordHistory(c, "x18-callback-stream-no-timer-pileup");
     stack.channel.post("/_callbacks/release", Map.of("merchant_order", c, "order", "fifo"));
     stack.awaitNothingPending(10_000);
+  }
+
+  @Test
+  void theNoticeOfThePayingChargeAfterThePayReachesNoHistory() throws Exception {
+    stack.sku("sku-x18-notice", 5, 3);
+    HttpJson dave = stack.api.login("t1", "user-1804");
+    String d = Buyers.create(dave, "x18-d", "sku-x18-notice", 1).text("order_id");
+    Buyers.fault(stack.channel, d, Map.of("hold_callbacks", true));
+    ev.equal("PAID", Buyers.pay(dave, d).text("status"), "order D PAID by the charge reply");
+    String txn = stack.channel.get("/charges/" + d).text("txn");
+    ev.equal(txn, stack.sql.text("SELECT charge_txn FROM orders WHERE order_id = ?", d), "D keeps the charge it was paid with");
+
+    // the channel's own notice of that charge, after the reply (a channel's notice usually comes later)
+    HttpJson.Reply released = stack.channel.post("/_callbacks/release", Map.of("merchant_order", d, "order", "fifo"));
+    ev.equal(1, released.body().path("released").asInt(), "the channel's notice released");
+    ev.equal(Map.of("DUPLICATE PAID", 1), stack.sql.histogram(
+        "SELECT effect FROM payment_notification WHERE merchant_order = ?", d), "its arrival recorded DUPLICATE PAID");
+    ev.equal(1L, stack.sql.count("SELECT count(*) FROM payment_notification WHERE merchant_order = ?"
+        + " AND applied_at = received_at", d), "answered at its arrival (applied_at = received_at)");
+    var events = Histories.of(stack, workflowId(d));
+    ev.equal(0L, Histories.count(events, EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED), "no signal in D's history");
+    ev.note("events in " + d + "'s history, create → pay → PAID with the channel's notice: " + events.size());
+    ev.equal(1L, stack.sql.count("SELECT count(*) FROM outbox WHERE order_id = ? AND event_type = 'ORDER_PAID'", d),
+        "one ORDER_PAID event");
+    stack.recordHistory(d, "x18-paid-notice-after-reply");
+  }
+
+  /** The stream's i-th txn: the order's charge first, then charges the order was not settled with. */
+  private static String streamTxn(String charge, int i) {
+    return i == 1 ? charge : charge + "-other-" + i;
   }
 }

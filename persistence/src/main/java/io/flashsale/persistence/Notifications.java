@@ -10,7 +10,7 @@ import java.util.stream.Collectors;
 
 /**
  * Arrivals of payment callbacks: recorded before the workflow is signalled, the effect filled in
- * by the workflow; a copy of a success the order already applied gets its effect at arrival.
+ * by the workflow; a notice of a success the order already applied gets its effect at arrival.
  */
 public final class Notifications {
   /** The notice kind a settled order can answer at arrival: only a success repeats harmlessly. */
@@ -24,15 +24,16 @@ public final class Notifications {
       + " VALUES (?, ?, ?, ?, ?) RETURNING id, effect";
 
   /**
-   * The arrival of a CHARGED notice, answered at once when it is a copy of one its order's workflow
-   * already applied and the order is settled for a charge: the workflow would answer
-   * {@code DUPLICATE <status>} (docs/DESIGN.md §Callbacks, "Copies of an applied notice").
+   * The arrival of a CHARGED notice, answered at once when the order is settled for a charge and
+   * the notice reports the charge it was settled with (its txn on the row) or is a copy of a notice
+   * its workflow already applied: the workflow would answer {@code DUPLICATE <status>}
+   * (docs/DESIGN.md §Callbacks, "Copies of an applied notice").
    */
   private static final String RECORD_CHARGED = "WITH settled AS ("
       + " SELECT o.status FROM orders o WHERE o.order_id = ? AND o.amount = ? AND o.status IN (" + settledStatuses() + ")"
-      + " AND EXISTS (SELECT 1 FROM payment_notification p WHERE p.merchant_order = o.order_id AND p.notify_id = ?"
+      + " AND (o.charge_txn = ? OR EXISTS (SELECT 1 FROM payment_notification p WHERE p.merchant_order = o.order_id AND p.notify_id = ?"
       + " AND p.kind = ? AND p.amount = ? AND p.txn IS NOT DISTINCT FROM ? AND p.source = 'callback'"
-      + " AND p.effect IS NOT NULL AND p.effect NOT IN ('" + UNKNOWN_ORDER + "', '" + NOT_DELIVERED + "')))"
+      + " AND p.effect IS NOT NULL AND p.effect NOT IN ('" + UNKNOWN_ORDER + "', '" + NOT_DELIVERED + "'))))"
       + " INSERT INTO payment_notification (notify_id, merchant_order, kind, amount, txn, effect, applied_at)"
       + " VALUES (?, ?, ?, ?, ?, (SELECT ? || ' ' || status FROM settled), (SELECT now() FROM settled))"
       + " RETURNING id, effect";
@@ -68,9 +69,10 @@ public final class Notifications {
   }
 
   /**
-   * Records one arrival. A copy of a CHARGED notice whose order already applied it, and that a
-   * charge no longer moves, is recorded with its effect ({@code DUPLICATE <status>}): its workflow
-   * need not be woken. Anything else is recorded without one, for the workflow to apply.
+   * Records one arrival. A CHARGED notice of the charge its order was settled with, or a copy of
+   * one its order already applied, for an order that a charge no longer moves, is recorded with its
+   * effect ({@code DUPLICATE <status>}): its workflow need not be woken. Anything else is recorded
+   * without one, for the workflow to apply.
    */
   public Arrival recordArrival(String notifyId, String merchantOrder, String kind, long amount, String txn) {
     return db.read(c -> {
@@ -80,6 +82,7 @@ public final class Notifications {
         if (charged) {
           ps.setString(i++, merchantOrder);
           ps.setLong(i++, amount);
+          ps.setString(i++, txn); // a null txn matches no charge
           ps.setString(i++, notifyId);
           ps.setString(i++, kind);
           ps.setLong(i++, amount);

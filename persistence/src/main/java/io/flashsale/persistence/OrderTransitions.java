@@ -45,7 +45,17 @@ public final class OrderTransitions {
    * from → to if the row still is (from, version). Returns the transition, or null when rejected.
    */
   public static Transition apply(Connection c, OrderRow o, OrderStatus to, String cause) throws SQLException {
-    return write(c, o, to, cause, true, true);
+    return apply(c, o, to, cause, null);
+  }
+
+  /**
+   * The same, for a move a charge made: {@code chargeTxn} (the channel's transaction id of that
+   * charge, null if the answer carried none) is kept on the row, so a later notice of the same
+   * charge can be answered at its arrival (docs/DESIGN.md §Callbacks, "Copies of an applied notice").
+   */
+  public static Transition apply(Connection c, OrderRow o, OrderStatus to, String cause, String chargeTxn)
+      throws SQLException {
+    return write(c, o, to, cause, chargeTxn, true, true);
   }
 
   /**
@@ -55,28 +65,37 @@ public final class OrderTransitions {
    */
   public static Transition applyWithoutPrecondition(Connection c, OrderRow o, OrderStatus to, String cause)
       throws SQLException {
-    return write(c, o, to, cause, false, true);
+    return applyWithoutPrecondition(c, o, to, cause, null);
+  }
+
+  static Transition applyWithoutPrecondition(Connection c, OrderRow o, OrderStatus to, String cause, String chargeTxn)
+      throws SQLException {
+    return write(c, o, to, cause, chargeTxn, false, true);
   }
 
   /**
    * Negative control C29-19 only (the safeguard PAID_EVENT_IN_SAME_TX switched off): the status
    * write without its outbox event, which {@link DualWrite} writes in a second transaction.
    */
-  static Transition applyWithoutEvent(Connection c, OrderRow o, OrderStatus to, String cause) throws SQLException {
-    return write(c, o, to, cause, true, false);
+  static Transition applyWithoutEvent(Connection c, OrderRow o, OrderStatus to, String cause, String chargeTxn)
+      throws SQLException {
+    return write(c, o, to, cause, chargeTxn, true, false);
   }
 
-  private static Transition write(Connection c, OrderRow o, OrderStatus to, String cause, boolean precondition,
-      boolean event) throws SQLException {
+  private static Transition write(Connection c, OrderRow o, OrderStatus to, String cause, String chargeTxn,
+      boolean precondition, boolean event) throws SQLException {
     int newVersion;
     try (PreparedStatement ps = c.prepareStatement(
-        "UPDATE orders SET status = ?, version = version + 1, updated_at = now() WHERE order_id = ?"
+        "UPDATE orders SET status = ?, version = version + 1, updated_at = now()"
+            + (chargeTxn != null ? ", charge_txn = ?" : "") + " WHERE order_id = ?"
             + (precondition ? " AND status = ? AND version = ?" : "") + " RETURNING version")) {
-      ps.setString(1, to.name());
-      ps.setString(2, o.orderId());
+      int i = 1;
+      ps.setString(i++, to.name());
+      if (chargeTxn != null) ps.setString(i++, chargeTxn);
+      ps.setString(i++, o.orderId());
       if (precondition) {
-        ps.setString(3, o.status().name());
-        ps.setInt(4, o.version());
+        ps.setString(i++, o.status().name());
+        ps.setInt(i, o.version());
       }
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) return null;

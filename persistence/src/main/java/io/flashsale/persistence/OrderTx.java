@@ -56,10 +56,15 @@ public final class OrderTx {
 
   /** A transition that must take effect: the row is locked, so a rejection is a bug and rolls back. */
   public void move(OrderStatus to, String cause) throws SQLException {
+    move(to, cause, null);
+  }
+
+  /** A move a charge made: its transaction id is kept on the row ({@link OrderTransitions#apply}). */
+  public void move(OrderStatus to, String cause, String chargeTxn) throws SQLException {
     boolean eventLater = dualWrite != null && dualWrite.takes(to);
-    Transition t = eventLater ? OrderTransitions.applyWithoutEvent(c, row, to, cause)
-        : conditionalWrite ? OrderTransitions.apply(c, row, to, cause)
-        : OrderTransitions.applyWithoutPrecondition(c, row, to, cause);
+    Transition t = eventLater ? OrderTransitions.applyWithoutEvent(c, row, to, cause, chargeTxn)
+        : conditionalWrite ? OrderTransitions.apply(c, row, to, cause, chargeTxn)
+        : OrderTransitions.applyWithoutPrecondition(c, row, to, cause, chargeTxn);
     if (t == null) {
       throw new IllegalStateException("transition rejected " + row.orderId() + " " + row.status() + "->" + to);
     }

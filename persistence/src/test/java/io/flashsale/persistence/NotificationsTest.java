@@ -42,9 +42,34 @@ class NotificationsTest {
   }
 
   @Test
-  void theFirstArrivalOfANoticeWaitsForItsWorkflowEvenOnAPaidOrder() {
+  void theFirstArrivalOfANoticeWaitsForItsWorkflowOnAnOrderPaidWithoutAKnownCharge() {
     String order = orderIn(OrderStatus.PAID);
     assertNull(notifications().recordArrival("ntf-first", order, "CHARGED", AMOUNT, "txn-1").effect());
+  }
+
+  /** The charge reply (or a query) paid the order; the channel's own notice of that charge follows. */
+  @ParameterizedTest
+  @EnumSource(OrderStatus.class)
+  void theFirstNoticeOfTheChargeAnOrderWasSettledWithIsAnsweredAtArrivalExactlyWhenItIsSettled(OrderStatus status) {
+    String order = orderIn(status, "txn-settled");
+
+    Arrival first = notifications().recordArrival("ntf-settled", order, "CHARGED", AMOUNT, "txn-settled");
+
+    String expected = status.isSettledForACharge() ? Effect.of(Effect.Kind.DUPLICATE, status).label() : null;
+    assertEquals(expected, first.effect());
+    assertEquals(expected, effectOf(first.id()), "the row says what the answer says");
+  }
+
+  @Test
+  void aFirstNoticeOfAnotherChargeOrAmountWaitsForItsWorkflow() {
+    String order = orderIn(OrderStatus.PAID, "txn-settled");
+    assertNull(notifications().recordArrival("ntf-7", order, "CHARGED", AMOUNT, "txn-other").effect(), "another txn");
+    assertNull(notifications().recordArrival("ntf-8", order, "CHARGED", AMOUNT, null).effect(), "no txn");
+    assertNull(notifications().recordArrival("ntf-9", order, "CHARGED", AMOUNT + 1, "txn-settled").effect(),
+        "another amount");
+    assertNull(notifications().recordArrival("ntf-10", order, "REFUNDED", AMOUNT, "txn-settled").effect(), "another kind");
+    assertNull(new Notifications(pg.db(), () -> false).recordArrival("ntf-11", order, "CHARGED", AMOUNT, "txn-settled")
+        .effect(), "switched off beside a negative control");
   }
 
   @Test
@@ -89,13 +114,21 @@ class NotificationsTest {
 
   // ---- orders and arrivals, as the workflow's steps leave them
 
-  /** A new order walked to {@code status} along the state machine. */
+  /** A new order walked to {@code status} along the state machine, no charge known on it. */
   private static String orderIn(OrderStatus status) {
+    return orderIn(status, null);
+  }
+
+  /** The same, the move into PAID or REFUNDING made by the charge {@code chargeTxn}, as PaymentRules makes it. */
+  private static String orderIn(OrderStatus status, String chargeTxn) {
     String id = "ord-n" + NEXT.incrementAndGet();
     TestOrders.create(pg.db(), id, TENANT, "buyer-" + id);
     pg.db().inTx(c -> {
       OrderTx tx = new OrderTx(c, id);
-      for (OrderStatus step : pathTo(status)) tx.move(step, "test");
+      for (OrderStatus step : pathTo(status)) {
+        boolean byTheCharge = step == OrderStatus.PAID || step == OrderStatus.REFUNDING;
+        tx.move(step, "test", byTheCharge ? chargeTxn : null);
+      }
       return null;
     });
     return id;

@@ -33,8 +33,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Payment callbacks: record the arrival, signal the order's workflow, answer 200 once Temporal
  * accepted the signal (500 otherwise, so the channel retries). The effect is decided in the
- * workflow and written back on the arrival's row; only a copy of a success the order already
- * applied is answered with its effect at arrival (docs/DESIGN.md §Callbacks).
+ * workflow and written back on the arrival's row; only a success the order already applied (the
+ * charge it was settled with, or a copy of an applied notice) is answered with its effect at
+ * arrival (docs/DESIGN.md §Callbacks).
  */
 @Path("/callbacks/payment")
 @Produces(MediaType.APPLICATION_JSON)
@@ -48,7 +49,7 @@ public class CallbackResource {
   private final OrderQueries queries;
   private final Orders orders;
   private final String secret;
-  /** Copies of an applied notice, answered from their arrival row (the metric flashsale.callbacks.answeredAtArrival). */
+  /** Notices of an applied success, answered from their arrival row (the metric flashsale.callbacks.answeredAtArrival). */
   private final Counter answeredAtArrival = new Counter();
 
   public CallbackResource(Notifications notifications, OrderQueries queries, Orders orders, String secret) {
@@ -81,7 +82,7 @@ public class CallbackResource {
     Notifications.Arrival recorded = notifications.recordArrival(notifyId, merchantOrder, kind, amount, txn);
     long arrival = recorded.id();
     if (recorded.answeredAtArrival()) {
-      // a copy of a notice the order already applied: its effect is known, the workflow is not woken
+      // a success the order already applied: its effect is known, the workflow is not woken
       answeredAtArrival.inc();
       log.debug("order {} callback {} {} answered at arrival {}: {}", merchantOrder, notifyId, kind, arrival,
           recorded.effect());
