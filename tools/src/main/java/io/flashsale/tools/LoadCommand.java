@@ -52,7 +52,7 @@ public class LoadCommand extends Command {
     p.addArgument("--buyers").type(Integer.class).setDefault(10_000).help("engine, b1, b1-sold-out, jdbc: requests (distinct keys)");
     p.addArgument("--jdbc-pool").type(Integer.class).setDefault(4).help("jdbc: the ceiling's connections, shared by the clients");
     p.addArgument("--orders").type(Integer.class).setDefault(2000).help("b2: orders end to end");
-    p.addArgument("--storm-orders").type(Integer.class).setDefault(20).help("b3: orders");
+    p.addArgument("--storm-orders").type(Integer.class).setDefault(100).help("b3: orders");
     p.addArgument("--copies").type(Integer.class).setDefault(50).help("b3: callbacks per order");
     p.addArgument("--pgbench-seconds").type(Integer.class).setDefault(8);
     p.addArgument("--crowd").type(Integer.class).setDefault(10_000).help("b4: distinct buyers, one login each");

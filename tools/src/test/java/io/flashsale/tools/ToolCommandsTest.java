@@ -52,7 +52,7 @@ class ToolCommandsTest {
 
     // three runs; 10 000 buyers and 2 000 end-to-end orders from 64 clients; the JDBC ceiling on 4 connections
     Bench.Options o = BenchCommand.options(ns);
-    assertEquals(List.of(3, 10_000, 64, 4, 2000, 20, 50, 8), List.of(o.runs(), o.buyers(), o.concurrency(), o.jdbcPool(),
+    assertEquals(List.of(3, 10_000, 64, 4, 2000, 100, 50, 8), List.of(o.runs(), o.buyers(), o.concurrency(), o.jdbcPool(),
         o.orders(), o.stormOrders(), o.copies(), o.pgbenchSeconds()));
     assertFalse(o.profile());
     assertFalse(o.fsyncCost(), "b1 with fsync on only when asked for");

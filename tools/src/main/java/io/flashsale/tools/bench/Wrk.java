@@ -63,13 +63,37 @@ public final class Wrk {
     return start(apiUrl + "/callbacks/payment", callbackScript(callbacks, expected), connections, seconds);
   }
 
+  /**
+   * Each callback of the list sent once, in the list's order (the threads take turns), then wrk
+   * stops; {@code maxSeconds} bounds it. A connection that asks for a request after the list ran
+   * out sends the list's last callback again before its thread stops, so a few copies more arrive
+   * than the list holds: count arrivals where they are recorded, not here.
+   */
+  public static Process callbacksOnce(String apiUrl, List<SignedCallback> callbacks, int expected, int connections,
+      int maxSeconds) throws IOException {
+    // a callback the service takes long over is measured, not cut at wrk's default 2 s
+    return start(apiUrl + "/callbacks/payment", callbackOnceScript(callbacks, expected, threads(connections)),
+        connections, maxSeconds, List.of("--timeout", "10s"));
+  }
+
+  private static int threads(int connections) {
+    return Math.min(2, connections);
+  }
+
   private static Process start(String url, String lua, int connections, int seconds) throws IOException {
+    return start(url, lua, connections, seconds, List.of());
+  }
+
+  private static Process start(String url, String lua, int connections, int seconds, List<String> options)
+      throws IOException {
     Path script = Files.createTempFile("flashsale-wrk-", ".lua");
     Files.writeString(script, lua);
     script.toFile().deleteOnExit();
     // bash's `times` after wrk: the CPU wrk used (user, system), read after it exited
     List<String> cmd = new ArrayList<>(List.of("bash", "-c", "wrk \"$@\"; s=$?; echo " + TIMES_PREFIX + "; times; exit $s",
-        "wrk", "-t" + Math.min(2, connections), "-c" + connections, "-d" + seconds + "s", "--latency", "-s", script.toString(), url));
+        "wrk", "-t" + threads(connections), "-c" + connections, "-d" + seconds + "s", "--latency"));
+    cmd.addAll(options);
+    cmd.addAll(List.of("-s", script.toString(), url));
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true);
     pb.environment().put("LC_ALL", "C"); // `times` with a decimal point, whatever the locale
     return pb.start();
@@ -105,6 +129,23 @@ public final class Wrk {
 
   /** The Lua of the callbacks: the bodies and their signatures in two tables, taken in turn. */
   static String callbackScript(List<SignedCallback> callbacks, int expected) {
+    return callbackTables(callbacks)
+        .append("function request()\n  format_all()\n"
+            + "  n = n + 1\n  return formatted[(n + tid * 7) % #formatted + 1]\nend\n")
+        .append(counters(expected)).toString();
+  }
+
+  /** The same tables; thread {@code tid} of {@code threads} sends entries tid+1, tid+1+threads, ... once. */
+  static String callbackOnceScript(List<SignedCallback> callbacks, int expected, int threads) {
+    return callbackTables(callbacks)
+        .append(String.format(Locale.ROOT, "function request()\n  format_all()\n"
+            + "  local i = tid + 1 + n * %d\n  n = n + 1\n"
+            + "  if i > #formatted then\n    wrk.thread:stop()\n    i = #formatted\n  end\n"
+            + "  return formatted[i]\nend\n", threads))
+        .append(counters(expected)).toString();
+  }
+
+  private static StringBuilder callbackTables(List<SignedCallback> callbacks) {
     if (callbacks.isEmpty()) throw new IllegalArgumentException("no callback to send");
     StringBuilder s = new StringBuilder(prelude());
     s.append("local bodies = {\n");
@@ -114,12 +155,11 @@ public final class Wrk {
     s.append("}\n");
     // each request formatted once, in the first request of each thread; then only picked
     s.append("local formatted = nil\n");
-    s.append("function request()\n  if formatted == nil then\n    formatted = {}\n"
-        + "    for i, b in ipairs(bodies) do\n      local headers = { ['Content-Type'] = 'application/json' }\n"
-        + "      if signatures[i] ~= '' then headers['X-Channel-Signature'] = signatures[i] end\n"
-        + "      formatted[i] = wrk.format('POST', nil, headers, b)\n    end\n  end\n"
-        + "  n = n + 1\n  return formatted[(n + tid * 7) % #formatted + 1]\nend\n");
-    return s.append(counters(expected)).toString();
+    s.append("function format_all()\n  if formatted ~= nil then return end\n  formatted = {}\n"
+        + "  for i, b in ipairs(bodies) do\n    local headers = { ['Content-Type'] = 'application/json' }\n"
+        + "    if signatures[i] ~= '' then headers['X-Channel-Signature'] = signatures[i] end\n"
+        + "    formatted[i] = wrk.format('POST', nil, headers, b)\n  end\nend\n");
+    return s;
   }
 
   /** The Lua: per-thread counters, summed over the threads in done(). */

@@ -50,4 +50,13 @@ class WrkTest {
     assertThrows(IllegalArgumentException.class,
         () -> Wrk.callbackScript(java.util.List.of(new Wrk.SignedCallback("{}", "t=1,v1=x'")), 200));
   }
+
+  @Test
+  void theOnceScriptDealsTheListToTheThreadsAndStopsEachWhenItsShareIsSent() {
+    String lua = Wrk.callbackOnceScript(java.util.List.of(new Wrk.SignedCallback("{\"notify_id\":\"ntf-1\"}", null),
+        new Wrk.SignedCallback("{\"notify_id\":\"ntf-2\"}", null)), 200, 2);
+    assertTrue(lua.contains("local i = tid + 1 + n * 2"), "thread tid takes entries tid+1, tid+3, ...: " + lua);
+    assertTrue(lua.contains("if i > #formatted then\n    wrk.thread:stop()"), "stops once its share is sent: " + lua);
+    assertTrue(lua.contains("'{\"notify_id\":\"ntf-2\"}'") && lua.contains("if status == 200 then ok = ok + 1"), lua);
+  }
 }
