@@ -68,7 +68,7 @@ class C2907ReReserveOrRefundTest {
     ev.equal("rf-" + b, refundKey(b), "refund key rf-<order_id>");
     stack.recordHistory(b, "c2907-refund-retried"); // the first run: the refund's first reply lost, retried
 
-    // late notices: B's held REFUNDED notice, then (after B's workflow completed) a late copy of the
+    // late notices: B's held REFUNDED notice, then (after B's workflow completed) a late notice of the
     // charge B was refunded for and a constructed late REFUNDED notice
     stack.channel.post("/_callbacks/release", Map.of("merchant_order", b, "order", "fifo"));
     stack.awaitTrue(() -> stack.sql.count("SELECT count(*) FROM payment_notification WHERE merchant_order = ?"

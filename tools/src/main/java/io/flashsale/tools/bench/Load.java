@@ -502,9 +502,10 @@ public final class Load implements AutoCloseable {
     int total = notices.size();
     int settled = total / Math.max(1, copies);
     mark(MARK_START);
-    Storm storm = Wrk.onPath() ? wrkStorm(notices, clients) : javaStorm(notices, clients);
     String arrivalsOfTheStorm = "SELECT count(*) FROM payment_notification n JOIN orders o ON o.order_id = n.merchant_order"
         + " WHERE o.sku = ?";
+    Storm storm = Wrk.onPath() && !notices.isEmpty()
+        ? wrkStorm(notices, clients, () -> count(arrivalsOfTheStorm, sku) >= total) : javaStorm(notices, clients);
     long applied = awaitCount(arrivalsOfTheStorm + " AND n.effect IS NOT NULL",
         Math.max(storm.answered(), count(arrivalsOfTheStorm, sku)), sku);
     mark(MARK_END);
@@ -512,12 +513,17 @@ public final class Load implements AutoCloseable {
     double[] spans = firstRow("SELECT extract(epoch FROM max(n.received_at) - min(n.received_at)),"
         + " extract(epoch FROM max(n.applied_at) - min(n.received_at)) FROM payment_notification n"
         + " JOIN orders o ON o.order_id = n.merchant_order WHERE o.sku = ?", rs -> new double[] {rs.getDouble(1), rs.getDouble(2)}, sku);
-    double stormSeconds = storm.generator().equals(WRK) ? spans[0] : storm.seconds(); // wrk runs to its bound
+    double stormSeconds = storm.generator().equals(WRK) ? spans[0] : storm.seconds(); // wrk's own time ends at its interrupt
     double applySeconds = spans[1];
     long arrivals = count(arrivalsOfTheStorm, sku);
     // wrk's counts leave out the answers in flight when a thread stops; every accepted callback has its row
     long accepted = storm.generator().equals(WRK) ? arrivals : storm.accepted();
     List<String> broken = new ArrayList<>();
+    if (!(stormSeconds > 0) || !(applySeconds > 0)) { // one arrival or none: no span to divide by
+      broken.add("no storm to time: " + arrivals + " arrivals");
+      stormSeconds = Math.max(stormSeconds, 1e-3);
+      applySeconds = Math.max(applySeconds, 1e-3);
+    }
     // an arrival answered at arrival has its effect from the INSERT itself: applied_at = received_at
     long atArrival = count("SELECT count(*) FROM payment_notification n JOIN orders o ON o.order_id = n.merchant_order"
         + " WHERE o.sku = ? AND n.applied_at = n.received_at", sku);
@@ -559,7 +565,8 @@ public final class Load implements AutoCloseable {
    * CPU per callback is far below the service's, so the rate is the service's (issue 20: the
    * load JVM spends about as much per callback as the service). Signed as the channel signs.
    */
-  private Storm wrkStorm(List<String> notices, int clients) throws Exception {
+  private Storm wrkStorm(List<String> notices, int clients, java.util.function.BooleanSupplier allArrived)
+      throws Exception {
     String secret = at.callbackSecret();
     long now = System.currentTimeMillis() / 1000; // valid for 300 s; the storm takes seconds
     List<Wrk.SignedCallback> signed = new ArrayList<>(notices.size());
@@ -571,6 +578,9 @@ public final class Load implements AutoCloseable {
     Process p = Wrk.callbacksOnce(at.api(), signed, 200, clients, (int) WRK_STORM_BOUND.toSeconds());
     Wrk.Result r;
     try {
+      // wrk runs to its duration even once its threads stopped: interrupt it when every notice is in
+      while (p.isAlive() && !allArrived.getAsBoolean()) Thread.sleep(20);
+      Wrk.interrupt(p);
       r = Wrk.finish(p);
     } finally {
       p.destroyForcibly();
@@ -596,9 +606,10 @@ public final class Load implements AutoCloseable {
 
   private static final String WRK = "wrk";
   /**
-   * How long wrk runs: its threads stop sending once the list is sent, but wrk itself runs to its
-   * duration, so the storm's time is taken from the arrivals' rows. A storm slower than
-   * notices / bound per second is cut, and the scenario says so.
+   * The longest wrk may run: its threads stop sending once the list is sent, and wrk is
+   * interrupted once every notice has its row (wrk itself would run to its duration); the storm's
+   * time is taken from the arrivals' rows. A storm slower than notices / bound per second is cut,
+   * and the scenario says so.
    */
   private static final Duration WRK_STORM_BOUND = Duration.ofSeconds(20);
 

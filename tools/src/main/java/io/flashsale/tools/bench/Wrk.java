@@ -76,6 +76,15 @@ public final class Wrk {
         connections, maxSeconds, List.of("--timeout", "10s"));
   }
 
+  /** SIGINT to the wrk under {@code p} (its shell's child): wrk stops and prints its summary. */
+  public static void interrupt(Process p) throws IOException, InterruptedException {
+    for (ProcessHandle h : p.toHandle().descendants().toList()) {
+      if (h.info().command().map(c -> c.endsWith("/wrk")).orElse(false)) {
+        new ProcessBuilder("kill", "-INT", String.valueOf(h.pid())).inheritIO().start().waitFor();
+      }
+    }
+  }
+
   private static int threads(int connections) {
     return Math.min(2, connections);
   }
