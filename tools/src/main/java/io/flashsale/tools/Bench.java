@@ -278,11 +278,7 @@ final class Bench {
     String secret = w.callbackSecret();
     long now = System.currentTimeMillis() / 1000; // the signatures stay valid for 300 s, the run takes 10
     List<Wrk.SignedCallback> copies = new ArrayList<>();
-    for (Map<String, Object> n : notices) {
-      byte[] body = HttpJson.JSON.writeValueAsBytes(n);
-      copies.add(new Wrk.SignedCallback(new String(body, StandardCharsets.UTF_8),
-          secret == null || secret.isBlank() ? null : io.flashsale.paymentchannel.CallbackSignatures.header(secret, now, body)));
-    }
+    for (Map<String, Object> n : notices) copies.add(Wrk.SignedCallback.of(HttpJson.JSON.writeValueAsString(n), secret, now));
     long lastId = w.db().read(c -> {
       try (PreparedStatement ps = c.prepareStatement(
           "SELECT coalesce(max(id), 0) FROM payment_notification WHERE merchant_order = ANY (?)")) {

@@ -504,29 +504,31 @@ public final class Load implements AutoCloseable {
     mark(MARK_START);
     String arrivalsOfTheStorm = "SELECT count(*) FROM payment_notification n JOIN orders o ON o.order_id = n.merchant_order"
         + " WHERE o.sku = ?";
-    Storm storm = Wrk.onPath() && !notices.isEmpty()
+    boolean fromWrk = Wrk.onPath() && !notices.isEmpty();
+    Storm storm = fromWrk
         ? wrkStorm(notices, clients, () -> count(arrivalsOfTheStorm, sku) >= total) : javaStorm(notices, clients);
     long applied = awaitCount(arrivalsOfTheStorm + " AND n.effect IS NOT NULL",
         Math.max(storm.answered(), count(arrivalsOfTheStorm, sku)), sku);
     mark(MARK_END);
-    // the service's own clock: from the first arrival to the last arrival, and to the last effect
-    double[] spans = firstRow("SELECT extract(epoch FROM max(n.received_at) - min(n.received_at)),"
+    // the arrivals, those answered at arrival (their effect came with the INSERT: applied_at =
+    // received_at), and the service's own clock: first to last arrival, and to the last effect
+    double[] seen = firstRow("SELECT count(*), count(*) FILTER (WHERE n.applied_at = n.received_at),"
+        + " extract(epoch FROM max(n.received_at) - min(n.received_at)),"
         + " extract(epoch FROM max(n.applied_at) - min(n.received_at)) FROM payment_notification n"
-        + " JOIN orders o ON o.order_id = n.merchant_order WHERE o.sku = ?", rs -> new double[] {rs.getDouble(1), rs.getDouble(2)}, sku);
-    double stormSeconds = storm.generator().equals(WRK) ? spans[0] : storm.seconds(); // wrk's own time ends at its interrupt
-    double applySeconds = spans[1];
-    long arrivals = count(arrivalsOfTheStorm, sku);
+        + " JOIN orders o ON o.order_id = n.merchant_order WHERE o.sku = ?",
+        rs -> new double[] {rs.getLong(1), rs.getLong(2), rs.getDouble(3), rs.getDouble(4)}, sku);
+    long arrivals = (long) seen[0];
+    long atArrival = (long) seen[1];
+    double stormSeconds = fromWrk ? seen[2] : storm.seconds(); // wrk's own time ends at its interrupt
+    double applySeconds = seen[3];
     // wrk's counts leave out the answers in flight when a thread stops; every accepted callback has its row
-    long accepted = storm.generator().equals(WRK) ? arrivals : storm.accepted();
+    long accepted = fromWrk ? arrivals : storm.accepted();
     List<String> broken = new ArrayList<>();
     if (!(stormSeconds > 0) || !(applySeconds > 0)) { // one arrival or none: no span to divide by
       broken.add("no storm to time: " + arrivals + " arrivals");
       stormSeconds = Math.max(stormSeconds, 1e-3);
       applySeconds = Math.max(applySeconds, 1e-3);
     }
-    // an arrival answered at arrival has its effect from the INSERT itself: applied_at = received_at
-    long atArrival = count("SELECT count(*) FROM payment_notification n JOIN orders o ON o.order_id = n.merchant_order"
-        + " WHERE o.sku = ? AND n.applied_at = n.received_at", sku);
     List<String> notes = new ArrayList<>(List.of(settled + " orders x " + copies + " copies from " + storm.generator(),
         arrivals + " arrivals, " + atArrival + " answered at arrival, " + (applied - atArrival) + " applied by their workflow"));
     if (notCreated > 0) broken.add(notCreated + " of " + orders + " storm orders were not created");
@@ -535,7 +537,7 @@ public final class Load implements AutoCloseable {
           + Stats.outcomes(setupFailures.stream().map(f -> new Timed(f, 0)).toList()));
     }
     // a callback without an answer is counted among the outcomes; every answered one must be accepted
-    if (storm.generator().equals(WRK) && arrivals < total) {
+    if (fromWrk && arrivals < total) {
       broken.add("the storm was cut at its bound (" + WRK_STORM_BOUND.toSeconds() + " s): " + arrivals + " of " + total + " arrived");
     }
     if (storm.refused() > 0) {
@@ -569,12 +571,7 @@ public final class Load implements AutoCloseable {
       throws Exception {
     String secret = at.callbackSecret();
     long now = System.currentTimeMillis() / 1000; // valid for 300 s; the storm takes seconds
-    List<Wrk.SignedCallback> signed = new ArrayList<>(notices.size());
-    for (String body : notices) {
-      byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-      signed.add(new Wrk.SignedCallback(body,
-          secret == null || secret.isBlank() ? null : CallbackSignatures.header(secret, now, bytes)));
-    }
+    List<Wrk.SignedCallback> signed = notices.stream().map(body -> Wrk.SignedCallback.of(body, secret, now)).toList();
     Process p = Wrk.callbacksOnce(at.api(), signed, 200, clients, (int) WRK_STORM_BOUND.toSeconds());
     Wrk.Result r;
     try {

@@ -52,7 +52,14 @@ public final class Wrk {
   record Create(String token, String sku) {}
 
   /** One signed callback: its body and its X-Channel-Signature header (null: the service checks none). */
-  public record SignedCallback(String body, String signature) {}
+  public record SignedCallback(String body, String signature) {
+    /** Signed as the channel signs at {@code epochSeconds}; unsigned when the service has no secret. */
+    public static SignedCallback of(String body, String secret, long epochSeconds) {
+      return new SignedCallback(body, secret == null || secret.isBlank() ? null
+          : io.flashsale.paymentchannel.CallbackSignatures.header(secret, epochSeconds,
+              body.getBytes(java.nio.charset.StandardCharsets.UTF_8)));
+    }
+  }
 
   /**
    * POST {@code callbacks} to /callbacks/payment at {@code apiUrl}, each thread cycling through
