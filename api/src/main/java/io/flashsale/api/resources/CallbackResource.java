@@ -82,9 +82,10 @@ public class CallbackResource {
     Notifications.Arrival recorded = notifications.recordArrival(notifyId, merchantOrder, kind, amount, txn);
     long arrival = recorded.id();
     if (recorded.answeredAtArrival()) {
-      // a success the order already applied: its effect is known, the workflow is not woken
+      // a success the order already applied: its effect is known, the workflow is not woken; every
+      // arrival keeps its line (a callback moves money; the sold-out answers are the ones counted only)
       answeredAtArrival.inc();
-      log.debug("order {} callback {} {} answered at arrival {}: {}", merchantOrder, notifyId, kind, arrival,
+      log.info("order {} callback {} {} answered at arrival {}: {}", merchantOrder, notifyId, kind, arrival,
           recorded.effect());
       return Response.ok(new CallbackAck(true, recorded.effect(), arrival)).build();
     }
