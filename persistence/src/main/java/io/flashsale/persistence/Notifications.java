@@ -27,24 +27,29 @@ public final class Notifications {
    * The arrival of a CHARGED notice, answered at once when the order is settled for a charge and
    * the notice reports the charge it was settled with (its txn on the row) or is a copy of a notice
    * its workflow already applied: the workflow would answer {@code DUPLICATE <status>}
-   * (docs/DESIGN.md §Callbacks, "Copies of an applied notice").
+   * (docs/DESIGN.md §Callbacks, "Copies of an applied notice"). It also says whether it is such a
+   * copy: the channel's first notice of a charge and its retry storm are told apart in the log.
    */
-  private static final String RECORD_CHARGED = "WITH settled AS ("
-      + " SELECT o.status FROM orders o WHERE o.order_id = ? AND o.amount = ? AND o.status IN (" + settledStatuses() + ")"
-      + " AND (o.charge_txn = ? OR EXISTS (SELECT 1 FROM payment_notification p WHERE p.merchant_order = o.order_id AND p.notify_id = ?"
-      + " AND p.kind = ? AND p.amount = ? AND p.txn IS NOT DISTINCT FROM ? AND p.source = 'callback'"
-      + " AND p.effect IS NOT NULL AND p.effect NOT IN ('" + UNKNOWN_ORDER + "', '" + NOT_DELIVERED + "'))))"
+  private static final String RECORD_CHARGED = "WITH earlier AS (SELECT EXISTS (SELECT 1 FROM payment_notification p"
+      + " WHERE p.merchant_order = ? AND p.notify_id = ? AND p.kind = ? AND p.amount = ? AND p.txn IS NOT DISTINCT FROM ?"
+      + " AND p.source = 'callback' AND p.effect IS NOT NULL"
+      + " AND p.effect NOT IN ('" + UNKNOWN_ORDER + "', '" + NOT_DELIVERED + "')) AS applied),"
+      + " settled AS (SELECT o.status FROM orders o, earlier e WHERE o.order_id = ? AND o.amount = ?"
+      + " AND o.status IN (" + settledStatuses() + ") AND (o.charge_txn = ? OR e.applied))"
       + " INSERT INTO payment_notification (notify_id, merchant_order, kind, amount, txn, effect, applied_at)"
       + " VALUES (?, ?, ?, ?, ?, (SELECT ? || ' ' || status FROM settled), (SELECT now() FROM settled))"
-      + " RETURNING id, effect";
+      + " RETURNING id, effect, (SELECT applied FROM earlier)";
 
   private static String settledStatuses() {
     return Arrays.stream(OrderStatus.values()).filter(OrderStatus::isSettledForACharge)
         .map(s -> "'" + s.name() + "'").collect(Collectors.joining(", "));
   }
 
-  /** One arrival's row; {@code effect} is set when the arrival was answered without its workflow. */
-  public record Arrival(long id, String effect) {
+  /**
+   * One arrival's row; {@code effect} is set when the arrival was answered without its workflow,
+   * {@code copyOfApplied} when an earlier arrival of the same notice was already applied.
+   */
+  public record Arrival(long id, String effect, boolean copyOfApplied) {
     public boolean answeredAtArrival() {
       return effect != null;
     }
@@ -81,12 +86,13 @@ public final class Notifications {
         int i = 1;
         if (charged) {
           ps.setString(i++, merchantOrder);
-          ps.setLong(i++, amount);
-          ps.setString(i++, txn); // a null txn matches no charge
           ps.setString(i++, notifyId);
           ps.setString(i++, kind);
           ps.setLong(i++, amount);
           ps.setString(i++, txn);
+          ps.setString(i++, merchantOrder);
+          ps.setLong(i++, amount);
+          ps.setString(i++, txn); // a null txn matches no charge
         }
         ps.setString(i++, notifyId);
         ps.setString(i++, merchantOrder);
@@ -96,7 +102,7 @@ public final class Notifications {
         if (charged) ps.setString(i, Effect.Kind.DUPLICATE.name());
         try (ResultSet rs = ps.executeQuery()) {
           rs.next();
-          return new Arrival(rs.getLong(1), rs.getString(2));
+          return new Arrival(rs.getLong(1), rs.getString(2), charged && rs.getBoolean(3));
         }
       }
     });

@@ -2,6 +2,8 @@ package io.flashsale.persistence;
 
 import static io.flashsale.persistence.TestOrders.TENANT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
 import io.flashsale.persistence.Notifications.Arrival;
@@ -39,6 +41,7 @@ class NotificationsTest {
     String expected = status.isSettledForACharge() ? Effect.of(Effect.Kind.DUPLICATE, status).label() : null;
     assertEquals(expected, copy.effect());
     assertEquals(expected, effectOf(copy.id()), "the row says what the answer says");
+    assertTrue(copy.copyOfApplied(), "it repeats a notice its workflow applied, whatever the status");
   }
 
   @Test
@@ -58,6 +61,11 @@ class NotificationsTest {
     String expected = status.isSettledForACharge() ? Effect.of(Effect.Kind.DUPLICATE, status).label() : null;
     assertEquals(expected, first.effect());
     assertEquals(expected, effectOf(first.id()), "the row says what the answer says");
+    assertFalse(first.copyOfApplied(), "the channel's first notice of the charge is no copy");
+    Arrival retried = notifications().recordArrival("ntf-settled", order, "CHARGED", AMOUNT, "txn-settled");
+    assertEquals(expected, retried.effect(), "the channel's retry of it");
+    assertEquals(status.isSettledForACharge(), retried.copyOfApplied(),
+        "a retry of a notice answered at arrival is a copy of an applied one");
   }
 
   @Test

@@ -82,11 +82,17 @@ public class CallbackResource {
     Notifications.Arrival recorded = notifications.recordArrival(notifyId, merchantOrder, kind, amount, txn);
     long arrival = recorded.id();
     if (recorded.answeredAtArrival()) {
-      // a success the order already applied: its effect is known, the workflow is not woken; every
-      // arrival keeps its line (a callback moves money; the sold-out answers are the ones counted only)
+      // a success the order already applied: its effect is known, the workflow is not woken. The
+      // channel's first notice of the charge keeps its line; a copy of an applied notice is only
+      // counted (a retry storm must not flood the log; its rows keep every arrival)
       answeredAtArrival.inc();
-      log.info("order {} callback {} {} answered at arrival {}: {}", merchantOrder, notifyId, kind, arrival,
-          recorded.effect());
+      if (recorded.copyOfApplied()) {
+        log.debug("order {} callback {} {} (a copy) answered at arrival {}: {}", merchantOrder, notifyId, kind,
+            arrival, recorded.effect());
+      } else {
+        log.info("order {} callback {} {} answered at arrival {}: {}", merchantOrder, notifyId, kind, arrival,
+            recorded.effect());
+      }
       return Response.ok(new CallbackAck(true, recorded.effect(), arrival)).build();
     }
     OrderDetails o = queries.get(merchantOrder);
