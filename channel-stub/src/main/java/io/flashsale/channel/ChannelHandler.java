@@ -9,9 +9,11 @@ import java.io.OutputStream;
 import java.math.BigDecimal;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,16 +26,30 @@ final class ChannelHandler implements HttpHandler {
 
   private record Reply(int status, Object body) {}
 
+  /**
+   * Who may do what: merchant calls need the merchant key, a charge may name only a configured
+   * notify URL, and the lab endpoints (faults, release, reset, stats; the test surface's send)
+   * exist only when the lab is on.
+   */
+  record Access(String merchantKey, Set<String> notifyUrls, boolean lab, boolean testSurface) {
+    boolean merchant(String authorization) {
+      if (authorization == null || !authorization.startsWith(BEARER)) return false;
+      return MessageDigest.isEqual(authorization.substring(BEARER.length()).getBytes(StandardCharsets.UTF_8),
+          merchantKey.getBytes(StandardCharsets.UTF_8));
+    }
+  }
+
+  private static final String BEARER = "Bearer ";
+
   private final Ledger ledger;
   private final FaultRules rules;
   private final CallbackSender callbacks;
   private final Stats stats;
 
-  /** Whether /_callbacks/send (sign and send any callback) exists: tests of the stub only. */
-  private final boolean testSurface;
+  private final Access access;
 
-  ChannelHandler(Ledger ledger, FaultRules rules, CallbackSender callbacks, Stats stats, boolean testSurface) {
-    this.testSurface = testSurface;
+  ChannelHandler(Ledger ledger, FaultRules rules, CallbackSender callbacks, Stats stats, Access access) {
+    this.access = access;
     this.ledger = ledger;
     this.rules = rules;
     this.callbacks = callbacks;
@@ -64,6 +80,20 @@ final class ChannelHandler implements HttpHandler {
   }
 
   private Reply route(String method, String path, HttpExchange ex, String[] mo) throws Exception {
+    if (path.equals("/health")) {
+      requireMethod(method, "GET");
+      return new Reply(200, Json.obj("ok", true));
+    }
+    if (path.startsWith("/_") || path.equals("/stats")) {
+      if (!access.lab() || (path.equals("/_callbacks/send") && !access.testSurface())) {
+        throw notFound(method, path);
+      }
+      return lab(method, path, ex, mo);
+    }
+    if (!access.merchant(ex.getRequestHeaders().getFirst("Authorization"))) {
+      ex.getResponseHeaders().set("WWW-Authenticate", "Bearer realm=\"merchant\"");
+      throw new ApiException(401, Json.obj("error", "UNAUTHORIZED", "message", "the merchant key is missing or wrong"));
+    }
     if (path.startsWith(CHARGES_PREFIX) && path.length() > CHARGES_PREFIX.length()) {
       requireMethod(method, "GET");
       mo[0] = URLDecoder.decode(path.substring(CHARGES_PREFIX.length()), StandardCharsets.UTF_8);
@@ -82,12 +112,17 @@ final class ChannelHandler implements HttpHandler {
       case "/statement":
         requireMethod(method, "GET");
         return statement();
+      default:
+        throw notFound(method, path);
+    }
+  }
+
+  /** The lab's endpoints: faults, held callbacks, reset, stats, and the test surface's send. */
+  private Reply lab(String method, String path, HttpExchange ex, String[] mo) throws Exception {
+    switch (path) {
       case "/stats":
         requireMethod(method, "GET");
         return new Reply(200, stats.snapshot());
-      case "/health":
-        requireMethod(method, "GET");
-        return new Reply(200, Json.obj("ok", true));
       case "/_faults":
         requireMethod(method, "POST");
         return faults(body(ex, false), mo);
@@ -95,17 +130,27 @@ final class ChannelHandler implements HttpHandler {
         requireMethod(method, "POST");
         return release(body(ex, false), mo);
       case "/_callbacks/send":
-        if (!testSurface) {
-          throw new ApiException(404, Json.obj("error", "NOT_FOUND", "message", "no route " + method + " " + path));
-        }
         requireMethod(method, "POST");
         return sendCallback(body(ex, false), mo);
       case "/_reset":
         requireMethod(method, "POST");
         return reset();
       default:
-        throw new ApiException(404, Json.obj("error", "NOT_FOUND", "message", "no route " + method + " " + path));
+        throw notFound(method, path);
     }
+  }
+
+  /** A provider calls back only the merchant's registered URLs: a signed notice never goes elsewhere. */
+  private String allowed(String notifyUrl) {
+    if (!access.notifyUrls().contains(notifyUrl)) {
+      throw new ApiException(422, Json.obj("error", "NOTIFY_URL_NOT_ALLOWED",
+          "message", "notify_url is not one of the merchant's configured callback URLs"));
+    }
+    return notifyUrl;
+  }
+
+  private static ApiException notFound(String method, String path) {
+    return new ApiException(404, Json.obj("error", "NOT_FOUND", "message", "no route " + method + " " + path));
   }
 
   private Reply charge(ObjectNode req, String[] moOut) throws InterruptedException {
@@ -113,7 +158,7 @@ final class ChannelHandler implements HttpHandler {
     stats.chargeRequest(rawMo == null || rawMo.isBlank() ? null : rawMo);
     String mo = moOut[0] = Json.requiredText(req, "merchant_order");
     BigDecimal amount = Json.requiredAmount(req, "amount");
-    String notifyUrl = Json.requiredText(req, "notify_url");
+    String notifyUrl = allowed(Json.requiredText(req, "notify_url"));
     FaultRule rule = rules.effective(mo);
     sleep(rule.holdRequest()); // before the charge takes effect: a close arriving meanwhile wins
     Ledger.ChargeOutcome out = ledger.charge(mo, amount, notifyUrl, rule.declines());
@@ -190,7 +235,9 @@ final class ChannelHandler implements HttpHandler {
     String txn = Json.optionalText(req, "txn");
     String notifyId = Json.optionalText(req, "notify_id");
     String notifyUrl = Json.optionalText(req, "notify_url");
-    if (notifyUrl == null) {
+    if (notifyUrl != null) {
+      allowed(notifyUrl);
+    } else {
       notifyUrl = ledger.notifyUrl(mo);
       if (notifyUrl == null) {
         throw ApiException.badRequest("no notify_url given and merchant_order " + mo + " has none");

@@ -24,15 +24,20 @@ import org.junit.jupiter.api.Test;
 
 class ChannelStubTest {
   private static final String SECRET = "test-secret";
+  private static final String MERCHANT_KEY = "test-merchant-key";
   private static ChannelStub stub;
   private static CallbackReceiver receiver;
   private static StubClient client;
 
   @BeforeAll
   static void startAll() throws Exception {
-    stub = ChannelStub.startWithTestSurface("127.0.0.1", 0, SECRET);
     receiver = new CallbackReceiver();
-    client = new StubClient(stub.baseUrl());
+    stub = ChannelStub.startWithTestSurface(settings(SECRET));
+    client = new StubClient(stub.baseUrl(), MERCHANT_KEY);
+  }
+
+  private static ChannelStub.Settings settings(String callbackSecret) {
+    return ChannelStub.Settings.local(MERCHANT_KEY, callbackSecret, Set.of(receiver.url()));
   }
 
   @AfterAll
@@ -314,8 +319,8 @@ class ChannelStubTest {
 
   @Test
   void noSignatureWithoutSecret() throws Exception {
-    try (ChannelStub plain = ChannelStub.start("127.0.0.1", 0, null)) {
-      new StubClient(plain.baseUrl()).post("/charge",
+    try (ChannelStub plain = ChannelStub.start(settings(null))) {
+      new StubClient(plain.baseUrl(), MERCHANT_KEY).post("/charge",
           Map.of("merchant_order", "mo-15", "amount", 1, "notify_url", receiver.url()));
       assertEquals(null, receiver.await("mo-15", 1, 5_000).get(0).signature());
     }
@@ -336,11 +341,67 @@ class ChannelStubTest {
 
   @Test
   void aRunningStubSignsNoArbitraryCallback() throws Exception {
-    try (ChannelStub plain = ChannelStub.start("127.0.0.1", 0, SECRET)) {
-      Resp r = new StubClient(plain.baseUrl()).post("/_callbacks/send",
+    try (ChannelStub plain = ChannelStub.start(settings(SECRET))) {
+      Resp r = new StubClient(plain.baseUrl(), MERCHANT_KEY).post("/_callbacks/send",
           Map.of("merchant_order", "mo-x", "kind", "CHARGED", "amount", 100, "notify_id", "ntf-forge"));
       assertEquals(404, r.status());
     }
+  }
+
+  /** Without the merchant key nobody can charge, query, close, refund or read the statement. */
+  @Test
+  void theMerchantApiNeedsTheMerchantKey() throws Exception {
+    for (String key : new String[] {null, "wrong-key", SECRET}) {
+      StubClient stranger = new StubClient(stub.baseUrl(), key);
+      Resp charge = stranger.post("/charge", Map.of("merchant_order", "mo-20", "amount", 100, "notify_url", receiver.url()));
+      assertEquals(401, charge.status(), "a charge with key " + key);
+      assertEquals("UNAUTHORIZED", charge.body().path("error").asText());
+      assertEquals(401, stranger.get("/charges/mo-20").status(), "a query with key " + key);
+      assertEquals(401, stranger.post("/close", Map.of("merchant_order", "mo-20")).status());
+      assertEquals(401, stranger.post("/refund", Map.of("merchant_order", "mo-20", "refund_key", "k", "amount", 100)).status());
+      assertEquals(401, stranger.get("/statement").status());
+    }
+    assertEquals("NOT_FOUND", client.get("/charges/mo-20").body().path("status").asText(), "nothing was charged");
+    assertEquals(0, client.get("/stats").body().path("charge_requests").asLong());
+    assertEquals(200, new StubClient(stub.baseUrl(), null).get("/health").status(), "the health check stays open");
+  }
+
+  /** A charge naming a URL the merchant did not configure is refused: no signed notice goes there. */
+  @Test
+  void callbacksGoOnlyToTheConfiguredNotifyUrls() throws Exception {
+    try (CallbackReceiver attacker = new CallbackReceiver()) {
+      Resp r = client.post("/charge", Map.of("merchant_order", "mo-21", "amount", 100, "notify_url", attacker.url()));
+      assertEquals(422, r.status());
+      assertEquals("NOTIFY_URL_NOT_ALLOWED", r.body().path("error").asText());
+      assertEquals("NOT_FOUND", client.get("/charges/mo-21").body().path("status").asText(), "no charge recorded");
+      Resp send = client.post("/_callbacks/send", Map.of("merchant_order", "mo-21", "kind", "CHARGED", "amount", 100,
+          "notify_url", attacker.url()));
+      assertEquals(422, send.status(), "not even the test surface signs for another URL");
+      Thread.sleep(500);
+      assertEquals(0, attacker.of("mo-21").size(), "the other URL got nothing");
+    }
+  }
+
+  /** The lab endpoints exist only on loopback unless asked for; a stub reachable from elsewhere has none. */
+  @Test
+  void theLabIsOnOnlyWhereAskedOrOnLoopback() throws Exception {
+    try (ChannelStub anywhere = ChannelStub.start(settings(SECRET).on("0.0.0.0", 0));
+        ChannelStub labOff = ChannelStub.start(settings(SECRET).withLab(false));
+        ChannelStub labOn = ChannelStub.start(settings(SECRET).on("0.0.0.0", 0).withLab(true))) {
+      for (ChannelStub closed : List.of(anywhere, labOff)) {
+        StubClient c = new StubClient(closed.baseUrl(), MERCHANT_KEY);
+        assertEquals(404, c.post("/_faults", Map.of("decline", true)).status());
+        assertEquals(404, c.post("/_reset", Map.of()).status());
+        assertEquals(404, c.post("/_callbacks/release", Map.of("merchant_order", "mo-22")).status());
+        assertEquals(404, c.get("/stats").status());
+        assertEquals(200, c.get("/charges/mo-22").status(), "the merchant API stays");
+      }
+      assertEquals(200, new StubClient(labOn.baseUrl(), null).get("/stats").status(), "explicitly enabled");
+    }
+    assertThrows(IllegalArgumentException.class, () -> ChannelStub.Settings.local(null, SECRET, Set.of(receiver.url())));
+    assertThrows(IllegalArgumentException.class, () -> ChannelStub.Settings.local(SECRET, SECRET, Set.of(receiver.url())),
+        "the merchant key is not the callback secret");
+    assertThrows(IllegalArgumentException.class, () -> ChannelStub.Settings.local(MERCHANT_KEY, SECRET, Set.of()));
   }
 
   @Test

@@ -45,9 +45,13 @@ class LedgerFileTest {
   }
 
   private StubClient start(Path ledger) {
-    ChannelStub stub = ChannelStub.start("127.0.0.1", 0, "s", ledger);
+    ChannelStub stub = ChannelStub.start(settings().withLedger(ledger));
     started.add(stub);
-    return new StubClient(stub.baseUrl());
+    return new StubClient(stub.baseUrl(), "merchant-key");
+  }
+
+  private ChannelStub.Settings settings() {
+    return ChannelStub.Settings.local("merchant-key", "s", java.util.Set.of(receiver.url()));
   }
 
   private void stopAll() {
@@ -284,7 +288,7 @@ class LedgerFileTest {
   void oneFileOneStub() throws Exception {
     Path ledger = dir.resolve("ledger.jsonl");
     start(ledger);
-    assertThrows(IllegalStateException.class, () -> ChannelStub.start("127.0.0.1", 0, null, ledger));
+    assertThrows(IllegalStateException.class, () -> ChannelStub.start(settings().withLedger(ledger)));
     stopAll();
     charge(start(ledger), "mo-1", 100); // usable again once the first stub stopped
     assertEquals(List.of("charge"), ops(ledger));

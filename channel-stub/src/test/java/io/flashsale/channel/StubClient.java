@@ -14,10 +14,18 @@ final class StubClient {
   record Resp(int status, JsonNode body) {}
 
   private final String baseUrl;
+  /** The merchant key sent as a bearer token; null sends none. */
+  private final String merchantKey;
   private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
-  StubClient(String baseUrl) {
+  StubClient(String baseUrl, String merchantKey) {
     this.baseUrl = baseUrl;
+    this.merchantKey = merchantKey;
+  }
+
+  private HttpRequest.Builder request(String path, Duration timeout) {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(timeout);
+    return merchantKey == null ? b : b.header("Authorization", "Bearer " + merchantKey);
   }
 
   Resp post(String path, Map<String, ?> body) throws IOException, InterruptedException {
@@ -29,8 +37,7 @@ final class StubClient {
   }
 
   Resp post(String path, String rawBody, Duration timeout) throws IOException, InterruptedException {
-    HttpRequest req = HttpRequest.newBuilder(URI.create(baseUrl + path))
-        .timeout(timeout)
+    HttpRequest req = request(path, timeout)
         .header("Content-Type", "application/json")
         .POST(HttpRequest.BodyPublishers.ofString(rawBody))
         .build();
@@ -38,7 +45,7 @@ final class StubClient {
   }
 
   Resp get(String path) throws IOException, InterruptedException {
-    HttpRequest req = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(Duration.ofSeconds(10)).GET().build();
+    HttpRequest req = request(path, Duration.ofSeconds(10)).GET().build();
     return toResp(http.send(req, HttpResponse.BodyHandlers.ofString()));
   }
 

@@ -55,7 +55,7 @@ class C2905RequestHeldTest {
     ev.equal("CLOSED", stack.channel.get("/charges/" + orderId).text("status"), "channel status stays CLOSED");
     ev.equal(0L, countLedgerRows(orderId), "the late charge never appears in the ledger");
     HttpJson.Reply again = stack.channel.post("/charge", Map.of("merchant_order", orderId, "amount", 1990,
-        "notify_url", "http://127.0.0.1:1/none"));
+        "notify_url", "http://127.0.0.1:" + stack.wiring.apiPort() + "/callbacks/payment"));
     ev.check(again.status() == 409 && "CLOSED".equals(again.text("result")), "a new charge of the order → 409 CLOSED");
     stack.recordHistory(orderId, "c2905-not-found-close-failed");
     String summary = stack.checkReconcileClean(ev, "reconcile clean");

@@ -117,7 +117,8 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
     wiring = ((FlashsaleApplication) support.getApplication()).wiring();
     api = new HttpJson("http://127.0.0.1:" + apiPort, null);
     admin = new HttpJson("http://127.0.0.1:" + adminPort, null);
-    channel = new HttpJson(wiring.channelUrl(), null);
+    // the merchant's key: a test's own charge or query stands for a stale client of this merchant
+    channel = new HttpJson(wiring.channelUrl(), wiring.merchantKey());
     sql = new Sql(wiring.db());
   }
 
@@ -206,6 +207,7 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
     p.put("dw.channel.baseUrl", wiring.channelUrl());
     p.put("dw.channel.notifyUrl", "http://127.0.0.1:" + wiring.apiPort() + "/callbacks/payment");
     p.put("dw.channel.timeoutMs", String.valueOf(channelTimeoutMs));
+    p.put("dw.channel.merchantKey", wiring.merchantKey());
     p.put("dw.logging.level", "INFO");
     // the killed process hosts the activities (it makes the charge, it holds the transaction). On
     // the dev server it hosts the workflows too: a real server moves a dead worker's workflow tasks

@@ -41,6 +41,7 @@ class X03ApiKilledMidRequestTest {
     p.put("dw.channel.baseUrl", stack.wiring.channelUrl());
     p.put("dw.channel.notifyUrl", "http://127.0.0.1:" + stack.wiring.apiPort() + "/callbacks/payment");
     p.put("dw.channel.callbackSecret", stack.wiring.callbackSecret());
+    p.put("dw.channel.merchantKey", stack.wiring.merchantKey());
     p.put("dw.auth.secret", tokenSecret);
     p.put("dw.auth.devLogin", "true");
     p.put("dw.consumer.enabled", "false");

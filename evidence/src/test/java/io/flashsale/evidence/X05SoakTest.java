@@ -64,7 +64,20 @@ class X05SoakTest {
   private static final long WORKER_KILL_EVERY_MS = 5_000;
   private static final String SKU = "sku-x05";
 
+  /** The callback recorder's port: the channel calls back only its configured notify URL, which is the recorder. */
+  private static final int RECORDER_PORT = recorderPort();
+  private static final String RECORDER_URL = "http://127.0.0.1:" + RECORDER_PORT + "/callbacks/payment";
+
+  private static int recorderPort() {
+    try {
+      return Stack.freePortForChild();
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
+  }
+
   @RegisterExtension static final Stack stack = new Stack().with("worker", false)
+      .with("channel.notifyUrl", RECORDER_URL)
       .with("orders.reservationTtlMs", 30_000)
       .with("orders.unknownFirstQueryMs", 1_000)
       .with("orders.lateNoticeWindowMs", 5_000);
@@ -142,6 +155,7 @@ class X05SoakTest {
     CallbackRecorder callbacks = new CallbackRecorder("http://127.0.0.1:" + stack.wiring.apiPort() + "/callbacks/payment");
     Map<String, String> workerProps = new LinkedHashMap<>(stack.workerProperties(CHANNEL_TIMEOUT_MS));
     workerProps.put("dw.channel.notifyUrl", callbacks.url()); // the channel's callbacks pass the recorder
+    ev.equal(RECORDER_URL, callbacks.url(), "the recorder listens at the stub's configured notify URL");
     List<ChildJvm> workers = new ArrayList<>();
     AtomicInteger workerSeq = new AtomicInteger();
     workers.add(startWorker(workerProps, workerSeq.incrementAndGet()));
@@ -447,7 +461,7 @@ class X05SoakTest {
     });
 
     CallbackRecorder(String target) throws java.io.IOException {
-      server = com.sun.net.httpserver.HttpServer.create(new java.net.InetSocketAddress("127.0.0.1", 0), 64);
+      server = com.sun.net.httpserver.HttpServer.create(new java.net.InetSocketAddress("127.0.0.1", RECORDER_PORT), 64);
       server.setExecutor(threads);
       server.createContext("/", ex -> {
         try (ex) {

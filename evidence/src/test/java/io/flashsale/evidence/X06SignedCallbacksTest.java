@@ -10,7 +10,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * X-06: with a callback secret configured, the stub signs every callback and the API accepts
  * only valid, fresh signatures: a missing, forged, tampered or stale signature is 401 and
- * records nothing; the real signed callbacks still drive the order.
+ * records nothing; the real signed callbacks still drive the order. And the channel is no signing
+ * oracle: without the merchant's key nobody can make it charge an order (and so send a correctly
+ * signed CHARGED notice), and even with it a charge names no URL but the merchant's own.
  */
 class X06SignedCallbacksTest {
   private static final String SECRET = "x06-secret";
@@ -40,6 +42,68 @@ class X06SignedCallbacksTest {
     ev.equal("DUPLICATE PAID", stack.sql.text("SELECT effect FROM payment_notification WHERE merchant_order = ?", id),
         "the stub's signed callback was accepted and applied");
     stack.checkReconcileClean(ev, "reconcile clean");
+  }
+
+  @Test
+  void theChannelSignsNothingForStrangers() throws Exception {
+    stack.sku("sku-x06-oracle", 5, 3);
+    HttpJson buyer = stack.api.login("t1", "user-x06-oracle");
+    String id = Buyers.create(buyer, "x06-oracle", "sku-x06-oracle", 1).text("order_id");
+    String notifyUrl = "http://127.0.0.1:" + stack.wiring.apiPort() + "/callbacks/payment";
+    Map<String, Object> charge = Map.of("merchant_order", id, "amount", 1990, "notify_url", notifyUrl);
+    for (String key : new String[] {null, "a-guessed-key", SECRET}) {
+      HttpJson.Reply r = new HttpJson(stack.wiring.channelUrl(), key).post("/charge", charge);
+      ev.equal(401, r.status(), "POST /charge of " + id + " with " + (key == null ? "no key" : "the key '" + key + "'")
+          + " → 401");
+      ev.equal("UNAUTHORIZED", r.text("error"), "its error code");
+    }
+    ev.equal(401, new HttpJson(stack.wiring.channelUrl(), null).get("/charges/" + id).status(), "a query without the key → 401");
+    ev.equal(401, new HttpJson(stack.wiring.channelUrl(), null).get("/statement").status(), "the statement without the key → 401");
+
+    try (CallbackSink attacker = new CallbackSink()) {
+      HttpJson.Reply elsewhere = stack.channel.post("/charge",
+          Map.of("merchant_order", id, "amount", 1990, "notify_url", attacker.url()));
+      ev.equal(422, elsewhere.status(), "with the merchant's key, a charge naming another notify URL → 422");
+      ev.equal("NOTIFY_URL_NOT_ALLOWED", elsewhere.text("error"), "its error code");
+      Thread.sleep(1_000);
+      ev.equal(0, attacker.received(), "no signed body went to the other URL");
+    }
+    ev.equal("NOT_FOUND", stack.channel.get("/charges/" + id).text("status"), "the channel charged nothing");
+    ev.equal(0L, stack.sql.count("SELECT count(*) FROM payment_notification WHERE merchant_order = ?", id),
+        "no notice reached the service");
+    ev.equal("CREATED", stack.sql.text("SELECT status FROM orders WHERE order_id = ?", id), "the order did not move");
+    ev.equal("CANCELLED", Buyers.cancel(buyer, id).text("outcome"), "its buyer can still cancel it");
+    stack.checkReconcileClean(ev, "reconcile clean");
+  }
+
+  /** A URL that counts what is posted to it: the attacker's. */
+  private static final class CallbackSink implements AutoCloseable {
+    private final com.sun.net.httpserver.HttpServer server;
+    private final java.util.concurrent.atomic.AtomicInteger received = new java.util.concurrent.atomic.AtomicInteger();
+
+    CallbackSink() throws java.io.IOException {
+      server = com.sun.net.httpserver.HttpServer.create(new java.net.InetSocketAddress("127.0.0.1", 0), 8);
+      server.createContext("/", ex -> {
+        try (ex) {
+          received.incrementAndGet();
+          ex.sendResponseHeaders(200, -1);
+        }
+      });
+      server.start();
+    }
+
+    String url() {
+      return "http://127.0.0.1:" + server.getAddress().getPort() + "/steal";
+    }
+
+    int received() {
+      return received.get();
+    }
+
+    @Override
+    public void close() {
+      server.stop(0);
+    }
   }
 
   private static int post(String body, String signature) {

@@ -38,7 +38,8 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
   /** What run() built, for the demo command and in-process tests. */
   public record Wiring(Database db, Orders orders, Reconciler reconciler, PaymentChannel channel, Skus skus,
       TemporalRuntime temporal, io.flashsale.launcher.TemporalEngine engine, EmbeddedStack stack, FulfillmentConsumer consumer, OutboxRelay relay,
-      WorkflowAudit workflowAudit, Safeguards safeguards, String jdbcUrl, String channelUrl, int apiPort, int adminPort, String callbackSecret) {}
+      WorkflowAudit workflowAudit, Safeguards safeguards, String jdbcUrl, String channelUrl, int apiPort, int adminPort, String callbackSecret,
+      String merchantKey) {}
 
   private volatile Wiring wiring;
   /**
@@ -101,6 +102,12 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     }
   }
 
+  private static String randomKey() {
+    byte[] key = new byte[32];
+    new java.security.SecureRandom().nextBytes(key);
+    return java.util.HexFormat.of().formatHex(key);
+  }
+
   /** The local pieces once they run, so a failed start can stop them. */
   private volatile EmbeddedStack startedStack;
 
@@ -113,12 +120,18 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     if (cfg.embedded && (cfg.channel.callbackSecret == null || cfg.channel.callbackSecret.isBlank())) {
       // the local default signs every callback too: a random key per start, shared with the stub, so
       // no local process can post a CHARGED notice the channel did not send
-      byte[] key = new byte[32];
-      new java.security.SecureRandom().nextBytes(key);
-      cfg.channel.callbackSecret = java.util.HexFormat.of().formatHex(key);
+      cfg.channel.callbackSecret = randomKey();
+    }
+    if (cfg.embedded && (cfg.channel.merchantKey == null || cfg.channel.merchantKey.isBlank())) {
+      // and the stub's merchant API answers only this service: nobody else can charge an order
+      cfg.channel.merchantKey = randomKey();
     }
     int apiPort = port(cfg, true);
     int adminPort = port(cfg, false);
+    if (cfg.channel.notifyUrl == null || cfg.channel.notifyUrl.isBlank()) {
+      // this API's own callback URL: the only one the local stub calls back
+      cfg.channel.notifyUrl = "http://127.0.0.1:" + apiPort + "/callbacks/payment";
+    }
 
     EmbeddedStack stack = null;
     String jdbcUrl = cfg.database.url;
@@ -158,10 +171,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
       skus.upsert(cfg.seed.tenant, cfg.seed.sku, cfg.seed.total, cfg.seed.unitPrice, cfg.seed.perUserLimit);
     }
 
-    String notifyUrl = cfg.channel.notifyUrl == null || cfg.channel.notifyUrl.isBlank()
-        ? "http://127.0.0.1:" + apiPort + "/callbacks/payment"
-        : cfg.channel.notifyUrl;
-    PaymentChannel channel = cfg.channel.open(channelUrl, notifyUrl);
+    PaymentChannel channel = cfg.channel.open(channelUrl, cfg.channel.notifyUrl);
 
     boolean external = engine == io.flashsale.launcher.TemporalEngine.EXTERNAL;
     io.flashsale.launcher.observe.SdkMetrics metrics = new io.flashsale.launcher.observe.SdkMetrics();
@@ -236,7 +246,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     if (stack != null) env.healthChecks().register("postgresql-process", stack.postgres().healthCheck());
 
     wiring = new Wiring(db, orders, reconciler, channel, skus, temporal, engine, stack, consumer, relay, audit, safeguards, jdbcUrl, channelUrl,
-        apiPort, adminPort, cfg.channel.callbackSecret);
+        apiPort, adminPort, cfg.channel.callbackSecret, cfg.channel.merchantKey);
     EmbeddedStack shown = stack;
     io.flashsale.launcher.TemporalEngine shownEngine = engine;
     String shownTarget = temporalTarget;

@@ -190,7 +190,7 @@ public class FlashsaleConfiguration extends Configuration {
   public static class ChannelSettings {
     /** The channel's HTTP adapter at {@code baseUrl}, asking for callbacks at {@code notifyUrl}. */
     public PaymentChannel open(String baseUrl, String notifyUrl) {
-      return new HttpPaymentChannel(baseUrl, notifyUrl, Duration.ofMillis(timeoutMs));
+      return new HttpPaymentChannel(baseUrl, notifyUrl, Duration.ofMillis(timeoutMs), merchantKey);
     }
 
     /** External channel; ignored when embedded. */
@@ -203,6 +203,12 @@ public class FlashsaleConfiguration extends Configuration {
     @JsonProperty public String notifyUrl = "";
     /** When set, callbacks must carry a valid X-Channel-Signature. */
     @JsonProperty public String callbackSecret = "";
+    /**
+     * The merchant's credential for the channel's API (charge, query, close, refund, statement),
+     * sent as a bearer token; not the callback secret. The local default makes a random one per
+     * start and gives it to its stub; anywhere else it is required.
+     */
+    @JsonProperty public String merchantKey = "";
   }
 
   public static class AuthSettings {

@@ -8,7 +8,7 @@ import java.util.Set;
 
 /**
  * Outside the local default (embedded: false) the service holds real money: it refuses to start
- * with a token key (auth.secret and every one of auth.keys) or callback secret that is missing,
+ * with a token key (auth.secret and every one of auth.keys), callback secret or channel merchant key that is missing,
  * shorter than 32 bytes, a known placeholder, or a ${VAR} that the environment did not fill. The
  * local default makes its own random secrets.
  */
@@ -29,6 +29,11 @@ public final class SecretsCheck {
     if (!anyKey || (cfg.auth.secret != null && !cfg.auth.secret.isBlank())) check("auth.secret", cfg.auth.secret, out);
     if (anyKey) cfg.auth.keys.forEach((id, secret) -> check("auth.keys." + id, secret, out));
     check("channel.callbackSecret", cfg.channel.callbackSecret, out);
+    check("channel.merchantKey", cfg.channel.merchantKey, out);
+    if (cfg.channel.merchantKey != null && !cfg.channel.merchantKey.isBlank()
+        && cfg.channel.merchantKey.equals(cfg.channel.callbackSecret)) {
+      out.add("channel.merchantKey is the callback secret (the channel's API and its callbacks need keys of their own)");
+    }
     return out;
   }
 

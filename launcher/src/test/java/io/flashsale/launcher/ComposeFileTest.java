@@ -219,7 +219,8 @@ class ComposeFileTest {
     Matcher m = CONFIG_VAR.matcher(productionText);
     while (m.find()) variables.merge(m.group(1), m.group(2) != null, Boolean::logicalAnd);
     assertTrue(variables.keySet().containsAll(
-        Set.of("FLASHSALE_DB_PASSWORD", "FLASHSALE_TOKEN_SECRET", "FLASHSALE_CALLBACK_SECRET")),
+        Set.of("FLASHSALE_DB_PASSWORD", "FLASHSALE_TOKEN_SECRET", "FLASHSALE_CALLBACK_SECRET",
+            "FLASHSALE_CHANNEL_MERCHANT_KEY")),
         "production.example.yml takes its secrets from the environment: " + variables.keySet());
     assertFalse(productionText.contains("change-me"), "no placeholder secret in production.example.yml");
 
@@ -278,16 +279,35 @@ class ComposeFileTest {
     assertEquals(environment("temporal").get("POSTGRES_USER"),
         matchOrFail(init, "CREATE DATABASE temporal OWNER (\\w+)"), "Temporal's databases belong to its role");
 
-    URI channel = URI.create(config("channel", "baseUrl"));
-    assertTrue(services.containsKey(channel.getHost()), "channel.baseUrl host is a compose service");
-    List<String> stub = command(service(channel.getHost()).get("command"));
-    assertEquals("channel", stub.get(0), channel.getHost() + " runs the channel stub");
-    assertEquals(String.valueOf(channel.getPort()), argument(stub, "--port"), "stub port");
+    assertEquals("${FLASHSALE_CHANNEL_URL}", config("channel", "baseUrl"),
+        "the channel is the operator's: its URL comes from the environment");
+    URI demoChannel = URI.create(envExample.get("FLASHSALE_CHANNEL_URL"));
+    assertTrue(services.containsKey(demoChannel.getHost()), ".env.example's channel is the demo profile's service");
+    List<String> stub = command(service(demoChannel.getHost()).get("command"));
+    assertEquals("channel", stub.get(0), demoChannel.getHost() + " runs the channel stub");
+    assertEquals(String.valueOf(demoChannel.getPort()), argument(stub, "--port"), "stub port");
     assertEquals("0.0.0.0", argument(stub, "--host"), "the stub must listen beyond its container's loopback");
-    assertNotNull(argument(stub, "--secret"), "the stub signs callbacks");
-    assertNoComposeDefault("channel-stub --secret", argument(stub, "--secret"));
-    assertTrue(argument(stub, "--secret").contains("FLASHSALE_CALLBACK_SECRET"),
-        "the stub signs with the secret the API checks");
+    assertEquals(config("channel", "notifyUrl"), argument(stub, "--notify-url"),
+        "the stub calls back only the API's notify URL");
+  }
+
+  /** The production shape runs no stub; the demo profile adds it, and no secret is on a command line. */
+  @Test
+  void theChannelStubIsADemoAndNoSecretIsOnACommandLine() {
+    assertEquals(List.of("demo"), service("channel-stub").get("profiles"), "the stub runs only in the demo profile");
+    assertFalse(published("channel-stub").stream().findAny().isPresent(), "the stub publishes no port");
+    for (String name : services.keySet()) {
+      String cmd = String.join(" ", command(service(name).get("command")));
+      assertFalse(cmd.contains("SECRET") || cmd.contains("KEY") || cmd.contains("PASSWORD") || cmd.contains("--secret"),
+          name + " passes a secret on its command line: " + cmd);
+      assertFalse(dependsOn(name).containsKey("channel-stub"),
+          name + " depends on the demo's stub, so the production shape would need it");
+    }
+    Map<String, String> stubEnv = environment("channel-stub");
+    for (String secret : List.of("FLASHSALE_CALLBACK_SECRET", "FLASHSALE_CHANNEL_MERCHANT_KEY")) {
+      assertNotNull(stubEnv.get(secret), "the stub reads " + secret + " from its environment");
+      assertNoComposeDefault("channel-stub." + secret, stubEnv.get(secret));
+    }
   }
 
   @Test
@@ -327,6 +347,7 @@ class ComposeFileTest {
       assertEquals(envExample.get("FLASHSALE_DB_PASSWORD"), cfg.database.password);
       assertEquals(envExample.get("FLASHSALE_TOKEN_SECRET"), cfg.auth.secret);
       assertEquals(envExample.get("FLASHSALE_CALLBACK_SECRET"), cfg.channel.callbackSecret);
+      assertEquals(envExample.get("FLASHSALE_CHANNEL_MERCHANT_KEY"), cfg.channel.merchantKey);
       assertNotNull(cfg.channel.baseUrl, "a worker needs channel.baseUrl");
       assertFalse(cfg.channel.notifyUrl.isBlank(), "a worker needs channel.notifyUrl");
     }

@@ -127,17 +127,15 @@ class OrderWorkflowPropertiesTest {
         record.add("FAIL " + context.getDisplayName() + " threw " + e);
       });
 
+  /** The channel stub's merchant key: the workflow's channel calls carry it. */
+  private static final String MERCHANT_KEY = "pbt-merchant-key";
+
   @BeforeAll
   static void start() throws Exception {
     quietLogs();
     postgres = EmbeddedPostgres.builder().start();
     db = new Database(postgres.getJdbcUrl("postgres", "postgres"), "postgres", "postgres", 8);
     db.migrate();
-
-    stub = ChannelStub.start(null);
-    channelHttp = new HttpJson(stub.baseUrl(), null, Duration.ofSeconds(30));
-    // every callback is held until a step delivers it: the sequence decides when and in which order
-    post("/_faults", Map.of("hold_callbacks", true));
 
     env = TestWorkflowEnvironment.newInstance();
     for (String name : TemporalRuntime.SEARCH_ATTRIBUTES) {
@@ -164,7 +162,12 @@ class OrderWorkflowPropertiesTest {
     });
     receiver.start();
     notifyUrl = "http://127.0.0.1:" + receiver.getAddress().getPort() + "/callbacks/payment";
-    channel = new HttpPaymentChannel(stub.baseUrl(), notifyUrl, Duration.ofMillis(CHANNEL_TIMEOUT_MS));
+    stub = ChannelStub.start(ChannelStub.Settings.local(MERCHANT_KEY, null, java.util.Set.of(notifyUrl)));
+    // with the merchant's key: a CHANNEL_CHARGE step is a charge the merchant made outside the pay
+    channelHttp = new HttpJson(stub.baseUrl(), MERCHANT_KEY, Duration.ofSeconds(30));
+    // every callback is held until a step delivers it: the sequence decides when and in which order
+    post("/_faults", Map.of("hold_callbacks", true));
+    channel = new HttpPaymentChannel(stub.baseUrl(), notifyUrl, Duration.ofMillis(CHANNEL_TIMEOUT_MS), MERCHANT_KEY);
 
     if (!SWITCHED_OFF.isEmpty()) {
       safeguards.switchOff(Safeguards.Safeguard.valueOf(SWITCHED_OFF));

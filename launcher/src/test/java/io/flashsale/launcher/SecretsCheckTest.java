@@ -16,6 +16,7 @@ class SecretsCheckTest {
     cfg.embedded = false;
     cfg.auth.secret = tokenSecret;
     cfg.channel.callbackSecret = callbackSecret;
+    cfg.channel.merchantKey = "fedcba9876543210fedcba9876543210";
     return cfg;
   }
 
@@ -38,6 +39,19 @@ class SecretsCheckTest {
         () -> SecretsCheck.require(production("change-me-too", "change-me")));
     assertTrue(e.getMessage().startsWith("refusing to start outside the local default"), e.getMessage());
     assertTrue(SecretsCheck.problems(production(GOOD, GOOD + "x")).isEmpty());
+  }
+
+  /** The channel's API is the merchant's: its key is a real secret of its own, not the callback secret. */
+  @Test
+  void productionRefusesAMissingOrSharedMerchantKey() {
+    FlashsaleConfiguration cfg = production(GOOD, GOOD + "x");
+    cfg.channel.merchantKey = "";
+    assertEquals(List.of("channel.merchantKey is missing"), SecretsCheck.problems(cfg));
+    cfg.channel.merchantKey = "change-me";
+    assertEquals(List.of("channel.merchantKey is the placeholder 'change-me'"), SecretsCheck.problems(cfg));
+    cfg.channel.merchantKey = GOOD + "x";
+    assertEquals(List.of("channel.merchantKey is the callback secret (the channel's API and its callbacks need keys of"
+        + " their own)"), SecretsCheck.problems(cfg));
   }
 
   @Test

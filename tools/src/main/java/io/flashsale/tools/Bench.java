@@ -555,6 +555,7 @@ final class Bench {
     cmd.addAll(overrides); // argparse keeps the last of a repeated option
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
     if (w.callbackSecret() != null) pb.environment().put("FLASHSALE_CALLBACK_SECRET", w.callbackSecret());
+    pb.environment().put("FLASHSALE_CHANNEL_MERCHANT_KEY", w.merchantKey());
     // the ceiling's worker only while its scenario runs: its cache of terminated runs goes with it
     io.temporal.worker.WorkerFactory ceiling = scenario.equals("engine")
         ? EngineCeiling.startWorker(w.temporal().client(), ordersWorker.cache(), ordersWorker.options()) : null;

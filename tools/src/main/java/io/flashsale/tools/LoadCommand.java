@@ -16,8 +16,9 @@ import net.sourceforge.argparse4j.inf.Subparser;
 /**
  * ./flashsale load: one load scenario against a running service, from this JVM, like a real
  * client. Prints a human line and one {@code RESULT {json}} line; exits 1 when an invariant broke.
- * The database password comes from PGPASSWORD, the callback secret from FLASHSALE_CALLBACK_SECRET
- * (environment, so they stay off the command line).
+ * The database password comes from PGPASSWORD, the callback secret from FLASHSALE_CALLBACK_SECRET,
+ * the channel's merchant key from FLASHSALE_CHANNEL_MERCHANT_KEY (environment, so they stay off the
+ * command line).
  */
 public class LoadCommand extends Command {
   public static final List<String> SCENARIOS = List.of("engine", "b1", "b1-sold-out", "jdbc", "pgbench", "b2", "b3", "b4");
@@ -69,7 +70,7 @@ public class LoadCommand extends Command {
     PrintStream out = System.out;
     Load.Endpoints at = new Load.Endpoints(ns.getString("api"), ns.getString("admin"), ns.getString("channel"),
         ns.getString("database_url"), ns.getString("database_user"), env("PGPASSWORD"), env("FLASHSALE_CALLBACK_SECRET"),
-        ns.getString("temporal"), ns.getString("namespace"));
+        env("FLASHSALE_CHANNEL_MERCHANT_KEY"), ns.getString("temporal"), ns.getString("namespace"));
     ScenarioResult r;
     try (Load load = new Load(at, out).openLoop(ns.getDouble("rate"))) {
       try {

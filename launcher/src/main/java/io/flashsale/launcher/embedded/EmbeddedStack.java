@@ -123,9 +123,11 @@ public final class EmbeddedStack implements AutoCloseable {
       postgres = SupervisedPostgres.start(new SupervisedPostgres.Settings(pgDir.toPath(), cfg.database.embeddedPort,
           cfg.database.embeddedDurable, cfg.database.superviseEmbedded));
 
-      String secret = cfg.channel.callbackSecret;
-      ChannelStub channel = ChannelStub.start(cfg.channel.host, cfg.channel.embeddedPort,
-          secret == null || secret.isBlank() ? null : secret, data.resolve("channel-ledger.jsonl"));
+      // the service's own merchant key and callback URL: the stub answers and calls back nobody else;
+      // its lab endpoints (faults, release, reset) are on while it is bound to loopback
+      ChannelStub channel = ChannelStub.start(new ChannelStub.Settings(cfg.channel.host, cfg.channel.embeddedPort,
+          cfg.channel.merchantKey, cfg.channel.callbackSecret, java.util.Set.of(cfg.channel.notifyUrl), null,
+          data.resolve("channel-ledger.jsonl")));
       log.info("channel stub at {} (ledger {})", channel.baseUrl(), data.resolve("channel-ledger.jsonl"));
       return new EmbeddedStack(postgres, dev, test, channel, data.toFile(), pgDir, engine, temporalPort, lockFile);
     } catch (IOException | RuntimeException e) {

@@ -21,8 +21,9 @@ import java.util.Map;
 
 /**
  * The payment channel over its HTTP contract (docs/DESIGN.md §Channel contract): JSON requests,
- * replies within {@code timeout}, callbacks to {@code notifyUrl}. Every call without a definite
- * reply answers UNKNOWN; a 4xx without a result is a refusal of the request.
+ * replies within {@code timeout}, callbacks to {@code notifyUrl}, every call with the merchant's key
+ * as a bearer token. Every call without a definite reply answers UNKNOWN; a 4xx without a result
+ * is a refusal of the request.
  */
 public final class HttpPaymentChannel implements PaymentChannel {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -31,11 +32,20 @@ public final class HttpPaymentChannel implements PaymentChannel {
   private final String baseUrl;
   private final String notifyUrl;
   private final Duration timeout;
+  private final String authorization;
 
-  public HttpPaymentChannel(String baseUrl, String notifyUrl, Duration timeout) {
+  public HttpPaymentChannel(String baseUrl, String notifyUrl, Duration timeout, String merchantKey) {
+    if (merchantKey == null || merchantKey.isBlank()) {
+      throw new IllegalArgumentException("the payment channel needs the merchant key");
+    }
     this.baseUrl = baseUrl.endsWith("/") ? baseUrl.substring(0, baseUrl.length() - 1) : baseUrl;
     this.notifyUrl = notifyUrl;
     this.timeout = timeout;
+    this.authorization = "Bearer " + merchantKey;
+  }
+
+  private HttpRequest.Builder request(String path, Duration within) {
+    return HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(within).header("Authorization", authorization);
   }
 
   @Override
@@ -51,8 +61,7 @@ public final class HttpPaymentChannel implements PaymentChannel {
 
   @Override
   public ChannelReply query(String merchantOrder) {
-    return call("query", HttpRequest.newBuilder(URI.create(baseUrl + "/charges/" + merchantOrder)).timeout(timeout)
-        .GET().build(), "status");
+    return call("query", request("/charges/" + merchantOrder, timeout).GET().build(), "status");
   }
 
   @Override
@@ -70,7 +79,7 @@ public final class HttpPaymentChannel implements PaymentChannel {
   @Override
   public List<StatementRow> statement() throws IOException, InterruptedException {
     HttpResponse<String> r = http.send(
-        HttpRequest.newBuilder(URI.create(baseUrl + "/statement")).timeout(Duration.ofSeconds(10)).GET().build(),
+        request("/statement", Duration.ofSeconds(10)).GET().build(),
         HttpResponse.BodyHandlers.ofString());
     if (r.statusCode() != 200) throw new IOException("statement answered " + r.statusCode());
     List<StatementRow> rows = new ArrayList<>();
@@ -96,8 +105,7 @@ public final class HttpPaymentChannel implements PaymentChannel {
 
   private HttpRequest post(String path, Map<String, Object> body) {
     try {
-      return HttpRequest.newBuilder(URI.create(baseUrl + path))
-          .timeout(timeout)
+      return request(path, timeout)
           .header("Content-Type", "application/json")
           .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)))
           .build();

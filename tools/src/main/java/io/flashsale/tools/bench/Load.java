@@ -50,7 +50,7 @@ public final class Load implements AutoCloseable {
 
   /** Where the service is, and the database behind it. */
   public record Endpoints(String api, String admin, String channel, String jdbcUrl, String dbUser, String dbPassword,
-      String callbackSecret, String temporal, String namespace) {}
+      String callbackSecret, String merchantKey, String temporal, String namespace) {}
 
   private final Endpoints at;
   private final HttpJson api;
@@ -81,7 +81,8 @@ public final class Load implements AutoCloseable {
     this.at = at;
     this.api = new HttpJson(at.api(), null, REQUEST_TIMEOUT);
     this.admin = new HttpJson(at.admin(), null, REQUEST_TIMEOUT);
-    this.channel = new HttpJson(at.channel(), null, REQUEST_TIMEOUT);
+    // the merchant key: B3 asks the channel for a charge's txn like the service does
+    this.channel = new HttpJson(at.channel(), at.merchantKey(), REQUEST_TIMEOUT);
     this.checks = new Database(at.jdbcUrl(), at.dbUser(), at.dbPassword(), 2);
     this.out = out;
   }
