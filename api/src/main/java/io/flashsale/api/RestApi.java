@@ -22,6 +22,7 @@ import io.flashsale.api.resources.OrderEventsResource;
 import io.flashsale.api.resources.CreateAdmission;
 import io.flashsale.api.resources.OrderResource;
 import io.flashsale.api.resources.SessionResource;
+import io.flashsale.api.tasks.AdminGuard;
 import io.flashsale.api.tasks.ReconcileTask;
 import io.flashsale.api.tasks.RevokeTask;
 import io.flashsale.api.tasks.SkuTask;
@@ -54,7 +55,7 @@ public final class RestApi {
   public record Settings(long maxBodyBytes, int maxCreatesInFlight, int minCreatesInFlight, long createLatencyBudgetMs,
       int maxExports, int maxEventStreams,
       long maxEventStreamMs, long eventStreamHeartbeatMs, String callbackSecret, boolean devLogin,
-      Boolean secureCookie) {}
+      Boolean secureCookie, boolean localDefault, String adminToken) {}
 
   /**
    * What the API talks to. {@code stockView} (started and stopped by the launcher) answers the
@@ -145,6 +146,9 @@ public final class RestApi {
     env.servlets().addFilter("undeclared-methods", new UndeclaredMethodFilter(OpenApiResource.load()))
         .addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), true, "/*");
 
+    // first on the admin port: the Host check (local default) or the credential, and the task header
+    env.admin().addFilter("admin-guard", new AdminGuard(s.localDefault(), s.adminToken())).addMappingForUrlPatterns(
+        EnumSet.of(DispatcherType.REQUEST), false, "/*");
     env.admin().addTask(new SkuTask(skus));
     env.admin().addTask(new RevokeTask(principals));
     env.admin().addTask(new UnrevokeTask(principals));

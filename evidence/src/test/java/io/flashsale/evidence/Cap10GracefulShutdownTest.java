@@ -58,6 +58,7 @@ class Cap10GracefulShutdownTest {
     p.put("dw.server.adminConnectors[0].port", String.valueOf(admin));
     p.put("dw.auth.secret", java.util.HexFormat.of().formatHex(new java.security.SecureRandom().generateSeed(32)));
     p.put("dw.auth.devLogin", "true");
+    p.put("dw.auth.devLoginOutsideLocalDefault", "true"); // a test instance: its tokens come from dev login
     p.put("dw.channel.callbackSecret", stack.wiring.callbackSecret());
     p.put("dw.relay.consumerUrl", stack.wiring.consumer().url());
     p.put("dw.consumer.enabled", "false");

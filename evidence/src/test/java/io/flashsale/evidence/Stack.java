@@ -197,6 +197,10 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
     return wiring.db();
   }
 
+  /** The admin credential of the child servers that join this stack outside the local default. */
+  public static final String CHILD_ADMIN_TOKEN =
+      java.util.HexFormat.of().formatHex(new java.security.SecureRandom().generateSeed(32));
+
   /** System properties for a child worker JVM that joins this stack (split mode). */
   public Map<String, String> workerProperties(long channelTimeoutMs) {
     Map<String, String> p = new LinkedHashMap<>();
@@ -208,6 +212,8 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
     p.put("dw.channel.notifyUrl", "http://127.0.0.1:" + wiring.apiPort() + "/callbacks/payment");
     p.put("dw.channel.timeoutMs", String.valueOf(channelTimeoutMs));
     p.put("dw.channel.merchantKey", wiring.merchantKey());
+    // a child server outside the local default guards its admin port with this credential
+    p.put("dw.auth.adminToken", CHILD_ADMIN_TOKEN);
     p.put("dw.logging.level", "INFO");
     // the killed process hosts the activities (it makes the charge, it holds the transaction). On
     // the dev server it hosts the workflows too: a real server moves a dead worker's workflow tasks

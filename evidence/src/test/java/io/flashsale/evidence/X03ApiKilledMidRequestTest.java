@@ -42,8 +42,10 @@ class X03ApiKilledMidRequestTest {
     p.put("dw.channel.notifyUrl", "http://127.0.0.1:" + stack.wiring.apiPort() + "/callbacks/payment");
     p.put("dw.channel.callbackSecret", stack.wiring.callbackSecret());
     p.put("dw.channel.merchantKey", stack.wiring.merchantKey());
+    p.put("dw.auth.adminToken", Stack.CHILD_ADMIN_TOKEN);
     p.put("dw.auth.secret", tokenSecret);
     p.put("dw.auth.devLogin", "true");
+    p.put("dw.auth.devLoginOutsideLocalDefault", "true"); // a test instance: its tokens come from dev login
     p.put("dw.consumer.enabled", "false");
     p.put("dw.relay.enabled", "false");
     p.put("dw.server.applicationConnectors[0].port", String.valueOf(api));

@@ -52,6 +52,7 @@ class X04TwoInstancesTest {
     props.put("dw.server.adminConnectors[0].port", String.valueOf(adminPort));
     props.put("dw.auth.secret", "x04-second-instance-token-key-0123456789abcdef"); // its own tokens
     props.put("dw.auth.devLogin", "true");
+    props.put("dw.auth.devLoginOutsideLocalDefault", "true"); // a test instance: its tokens come from dev login
     props.put("dw.channel.callbackSecret", stack.wiring.callbackSecret());
     props.put("dw.consumer.enabled", "false"); // one consumer (A's); B's relay would have no consumer
     props.put("dw.relay.enabled", "false");
@@ -59,8 +60,21 @@ class X04TwoInstancesTest {
     try (ChildJvm b = ChildJvm.start("x04-instance-b", props, "server", "embedded.yml")) {
       b.awaitLog("=== flashsale is up ===", 120_000);
       HttpJson apiB = new HttpJson("http://127.0.0.1:" + apiPort, null);
-      HttpJson adminB = new HttpJson("http://127.0.0.1:" + adminPort, null);
+      HttpJson adminB = new HttpJson("http://127.0.0.1:" + adminPort, Stack.CHILD_ADMIN_TOKEN);
+      // B's admin port is no local default's: everything but its liveness and health checks needs the credential
+      HttpJson stranger = new HttpJson("http://127.0.0.1:" + adminPort, null);
+      HttpJson.Reply refused = stranger.get("/metrics");
+      ev.check(refused.status() == 401 && "ADMIN_UNAUTHORIZED".equals(refused.text("error")),
+          "B's admin /metrics without the admin credential → 401 ADMIN_UNAUTHORIZED");
+      ev.equal(401, stranger.post("/tasks/reconcile", null).status(), "B's reconcile task without it → 401");
+      ev.equal(401, stranger.as("a-guessed-token").get("/metrics/prometheus").status(), "with a guessed one → 401");
+      ev.equal(200, stranger.get("/ping").status(), "B's /ping stays open (liveness)");
+      ev.equal(200, adminB.get("/metrics").status(), "with the credential → 200");
       ev.note("instance A: API " + stack.wiring.apiPort() + " (this JVM); instance B: API " + apiPort + " (pid " + b.pid() + ")");
+      // B is no local default: its dev login is on only because a second setting acknowledges it, and says so
+      ev.check(b.logContains("DEV LOGIN IS ON OUTSIDE THE LOCAL DEFAULT"), "instance B's start log says dev login is on");
+      ev.equal("true", apiB.post("/session", java.util.Map.of("tenant", "t1", "subject", "user-x04-dev")).text("dev_login"),
+          "a session B issues says dev_login: true");
       crowdGetsExactlyTheStock(apiB);
       sameKeyOnBothMeetsInOneWorkflow(apiB);
       viewsFollowEachOtherWithinTheirBound(apiB, adminB);

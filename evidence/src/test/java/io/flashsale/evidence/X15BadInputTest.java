@@ -73,7 +73,7 @@ class X15BadInputTest {
 
     // a production configuration with the example's placeholder secrets never starts
     try (ChildJvm prod = ChildJvm.start("x15-production-placeholders", Map.of(
-        "dw.auth.secret", "change-me-too", "dw.channel.callbackSecret", "change-me"),
+        "dw.auth.secret", "change-me-too", "dw.channel.callbackSecret", "change-me", "dw.auth.devLogin", "true"),
         "server", "production.example.yml")) {
       int exit = prod.awaitExit(60_000);
       String log = prod.log();
@@ -81,6 +81,8 @@ class X15BadInputTest {
       ev.check(log.contains("refusing to start outside the local default")
           && log.contains("auth.secret is the placeholder 'change-me-too'")
           && log.contains("channel.callbackSecret is the placeholder 'change-me'"), "the message names both secrets");
+      ev.check(log.contains("auth.devLogin is on") && log.contains("auth.devLoginOutsideLocalDefault"),
+          "dev login outside the local default without its acknowledgement: the message names the setting");
     }
   }
 

@@ -14,7 +14,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * price, a SKU name the API would refuse, a typo in a name, a missing price for a new SKU) get a
  * JSON 400 with a stable code and the parameter's name, never a 500 with a database message; a
  * total below the units held or confirmed is 409 and changes nothing; omitted price and limit
- * keep the current values; a revoked principal is restored with the unrevoke task.
+ * keep the current values; a revoked principal is restored with the unrevoke task. The door of
+ * the local default's admin port: a task without X-Requested-By (what a web page in the
+ * operator's browser would send) and any request whose Host is not a loopback name (a rebound DNS
+ * name) are refused and change nothing.
  */
 class X22AdminTaskValidationTest {
   @RegisterExtension static final Stack stack = new Stack();
@@ -78,7 +81,7 @@ class X22AdminTaskValidationTest {
 
     HttpResponse<String> raw = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(
         "http://127.0.0.1:" + stack.adminPort() + "/tasks/sku?tenant=t1&sku=" + SKU + "&total=abc"))
-        .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+        .header("X-Requested-By", "x22").POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
     ev.check(raw.headers().firstValue("Content-Type").orElse("").startsWith("application/json"),
         "the refusal is application/json: " + raw.headers().firstValue("Content-Type").orElse("none"));
 
@@ -112,6 +115,39 @@ class X22AdminTaskValidationTest {
 
   private static String row() {
     return stack.sql.text("SELECT total || ' ' || remaining FROM sku WHERE tenant = 't1' AND sku = ?", SKU);
+  }
+
+  @Test
+  void theLocalAdminPortAnswersOnlyItsOwnOperator() throws Exception {
+    ev.check(task("/tasks/sku?tenant=t1&sku=sku-x22-door&total=5&unit_price=100&per_user_limit=1").status() == 200,
+        "the SKU is made with the header");
+    HttpResponse<String> noHeader = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(
+        "http://127.0.0.1:" + stack.adminPort() + "/tasks/sku?tenant=t1&sku=sku-x22-door&total=0"))
+        .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+    ev.equal(400, noHeader.statusCode(), "a task without X-Requested-By → 400");
+    ev.check(noHeader.body().contains("REQUESTED_BY_REQUIRED"), "its code: " + noHeader.body());
+    ev.equal(5L, stack.sql.count("SELECT total FROM sku WHERE sku = 'sku-x22-door'"), "the total stays 5");
+
+    for (String host : List.of("evil.example", "evil.example:" + stack.adminPort(), "127.0.0.1.evil.example")) {
+      String answer = rawRequest("POST /tasks/reconcile HTTP/1.1", host);
+      ev.check(answer.startsWith("HTTP/1.1 403") && answer.contains("ADMIN_HOST_REFUSED"),
+          "POST /tasks/reconcile with Host: " + host + " → 403 ADMIN_HOST_REFUSED: " + answer.lines().findFirst().orElse(""));
+      String metrics = rawRequest("GET /metrics/prometheus HTTP/1.1", host);
+      ev.check(metrics.startsWith("HTTP/1.1 403"), "GET /metrics/prometheus with Host: " + host + " → 403");
+    }
+    ev.check(rawRequest("GET /ping HTTP/1.1", "localhost:" + stack.adminPort()).startsWith("HTTP/1.1 200"),
+        "Host: localhost is the operator's");
+  }
+
+  /** One request over a socket, so the Host header is the one given (the JDK's client sets its own). */
+  private static String rawRequest(String requestLine, String host) throws Exception {
+    try (java.net.Socket socket = new java.net.Socket("127.0.0.1", stack.adminPort())) {
+      socket.setSoTimeout(10_000);
+      String request = requestLine + "\r\nHost: " + host + "\r\nX-Requested-By: x22\r\nContent-Length: 0\r\n"
+          + "Connection: close\r\n\r\n";
+      socket.getOutputStream().write(request.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      return new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    }
   }
 
   private static void refused(HttpJson.Reply r, int status, String code, String parameter, String what) {

@@ -128,6 +128,14 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     }
     int apiPort = port(cfg, true);
     int adminPort = port(cfg, false);
+    if (cfg.auth.devLoginEnabled(cfg.embedded)) {
+      if (cfg.embedded) {
+        log.info("dev login is on (the local default): POST /session hands out a token for any tenant/subject");
+      } else {
+        log.warn("DEV LOGIN IS ON OUTSIDE THE LOCAL DEFAULT (auth.devLoginOutsideLocalDefault acknowledges it):"
+            + " POST /session hands out a token for any tenant/subject; every session it issues says dev_login: true");
+      }
+    }
     if (cfg.channel.notifyUrl == null || cfg.channel.notifyUrl.isBlank()) {
       // this API's own callback URL: the only one the local stub calls back
       cfg.channel.notifyUrl = "http://127.0.0.1:" + apiPort + "/callbacks/payment";
@@ -238,7 +246,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
         new RestApi.Settings(cfg.maxBodyBytes, cfg.maxCreatesInFlight, cfg.minCreatesInFlight, cfg.createLatencyBudgetMs,
             cfg.maxExports, cfg.maxEventStreams,
             cfg.maxEventStreamMs, cfg.eventStreamHeartbeatMs, cfg.channel.callbackSecret,
-            cfg.auth.devLoginEnabled(cfg.embedded), cfg.auth.secureCookie),
+            cfg.auth.devLoginEnabled(cfg.embedded), cfg.auth.secureCookie, cfg.embedded, cfg.auth.adminToken),
         new RestApi.Services(db, orders, tokens, channel, temporal.service(), reconciler, audit, repair,
             stockView, principalView, () -> safeguards.on(Safeguards.Safeguard.TRANSITION_PRECONDITION)));
 

@@ -24,9 +24,10 @@ public class FlashsaleConfiguration extends Configuration {
 
   /**
    * The local default: PostgreSQL (embedded binaries) and the channel stub start with the service,
-   * and Temporal per {@code temporal.engine}. False: every piece is external (production).
+   * and Temporal per {@code temporal.engine}. False (the default, so a production file that
+   * forgets it gets the production checks): every piece is external. embedded.yml sets it.
    */
-  @JsonProperty public boolean embedded = true;
+  @JsonProperty public boolean embedded = false;
   /**
    * Where the local default keeps its state across restarts: PostgreSQL's data directory, the
    * dev server's database and the channel stub's ledger. Relative paths are against the
@@ -221,6 +222,17 @@ public class FlashsaleConfiguration extends Configuration {
     public boolean devLoginEnabled(boolean embedded) {
       return devLogin == null ? embedded : devLogin;
     }
+    /**
+     * The second, explicitly named setting that dev login needs outside the local default: without
+     * it a service with {@code devLogin: true} and {@code embedded: false} refuses to start.
+     */
+    @JsonProperty public boolean devLoginOutsideLocalDefault = false;
+    /**
+     * The admin port's credential ({@code Authorization: Bearer <adminToken>} on everything but
+     * GET /ping and /healthcheck); required outside the local default. Empty in the local default:
+     * the port answers only a loopback Host there.
+     */
+    @JsonProperty public String adminToken = "";
     /** HMAC key for session tokens (the key id "default"); empty with no keys = a random key per start. */
     @JsonProperty public String secret = "";
     /**

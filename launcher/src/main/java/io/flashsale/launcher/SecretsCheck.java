@@ -9,8 +9,9 @@ import java.util.Set;
 /**
  * Outside the local default (embedded: false) the service holds real money: it refuses to start
  * with a token key (auth.secret and every one of auth.keys), callback secret or channel merchant key that is missing,
- * shorter than 32 bytes, a known placeholder, or a ${VAR} that the environment did not fill. The
- * local default makes its own random secrets.
+ * shorter than 32 bytes, a known placeholder, or a ${VAR} that the environment did not fill, and
+ * with dev login on unless a second setting acknowledges it. The local default makes its own
+ * random secrets.
  */
 public final class SecretsCheck {
   /** The shipped examples' placeholders and the usual suspects. */
@@ -30,6 +31,11 @@ public final class SecretsCheck {
     if (anyKey) cfg.auth.keys.forEach((id, secret) -> check("auth.keys." + id, secret, out));
     check("channel.callbackSecret", cfg.channel.callbackSecret, out);
     check("channel.merchantKey", cfg.channel.merchantKey, out);
+    check("auth.adminToken", cfg.auth.adminToken, out);
+    if (cfg.auth.devLoginEnabled(false) && !cfg.auth.devLoginOutsideLocalDefault) {
+      out.add("auth.devLogin is on (POST /session hands out tokens for any tenant/subject); outside the local default"
+          + " it also needs auth.devLoginOutsideLocalDefault: true");
+    }
     if (cfg.channel.merchantKey != null && !cfg.channel.merchantKey.isBlank()
         && cfg.channel.merchantKey.equals(cfg.channel.callbackSecret)) {
       out.add("channel.merchantKey is the callback secret (the channel's API and its callbacks need keys of their own)");

@@ -17,12 +17,38 @@ class SecretsCheckTest {
     cfg.auth.secret = tokenSecret;
     cfg.channel.callbackSecret = callbackSecret;
     cfg.channel.merchantKey = "fedcba9876543210fedcba9876543210";
+    cfg.auth.adminToken = "0a1b2c3d4e5f60718293a4b5c6d7e8f9";
     return cfg;
   }
 
   @Test
   void theLocalDefaultMakesItsOwnSecrets() {
-    assertTrue(SecretsCheck.problems(new FlashsaleConfiguration()).isEmpty());
+    FlashsaleConfiguration local = new FlashsaleConfiguration();
+    local.embedded = true;
+    assertTrue(SecretsCheck.problems(local).isEmpty());
+  }
+
+  /** A production file that forgets `embedded` gets the production checks. */
+  @Test
+  void aConfigurationThatForgetsEmbeddedIsProduction() {
+    FlashsaleConfiguration forgot = new FlashsaleConfiguration();
+    assertFalse(forgot.embedded);
+    assertEquals(List.of("auth.secret is missing", "channel.callbackSecret is missing", "channel.merchantKey is missing",
+        "auth.adminToken is missing"), SecretsCheck.problems(forgot));
+  }
+
+  /** Dev login hands out tokens for any tenant/subject: outside the local default it needs a second, named setting. */
+  @Test
+  void devLoginOutsideTheLocalDefaultNeedsItsAcknowledgement() {
+    FlashsaleConfiguration cfg = production(GOOD, GOOD + "x");
+    cfg.auth.devLogin = true;
+    assertEquals(List.of("auth.devLogin is on (POST /session hands out tokens for any tenant/subject); outside the"
+        + " local default it also needs auth.devLoginOutsideLocalDefault: true"), SecretsCheck.problems(cfg));
+    cfg.auth.devLoginOutsideLocalDefault = true;
+    assertTrue(SecretsCheck.problems(cfg).isEmpty(), "acknowledged");
+    cfg.auth.devLogin = null;
+    cfg.auth.devLoginOutsideLocalDefault = false;
+    assertTrue(SecretsCheck.problems(cfg).isEmpty(), "unset: off outside the local default");
   }
 
   @Test
@@ -52,6 +78,17 @@ class SecretsCheckTest {
     cfg.channel.merchantKey = GOOD + "x";
     assertEquals(List.of("channel.merchantKey is the callback secret (the channel's API and its callbacks need keys of"
         + " their own)"), SecretsCheck.problems(cfg));
+  }
+
+  /** Outside the local default the admin port needs a credential of its own. */
+  @Test
+  void productionRefusesAMissingAdminToken() {
+    FlashsaleConfiguration cfg = production(GOOD, GOOD + "x");
+    cfg.auth.adminToken = "";
+    assertEquals(List.of("auth.adminToken is missing"), SecretsCheck.problems(cfg));
+    cfg.auth.adminToken = "${FLASHSALE_ADMIN_TOKEN}";
+    assertEquals(List.of("auth.adminToken is an unset environment variable (${FLASHSALE_ADMIN_TOKEN})"),
+        SecretsCheck.problems(cfg));
   }
 
   @Test

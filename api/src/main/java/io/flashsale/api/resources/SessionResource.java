@@ -50,7 +50,7 @@ public class SessionResource {
     String subject = name(body, "subject");
     principals.register(tenant, subject);
     String token = tokens.issue(tenant, subject);
-    SessionBody out = new SessionBody(token, "Bearer", tokens.ttlSeconds(), tokens.csrfFor(token));
+    SessionBody out = new SessionBody(token, "Bearer", tokens.ttlSeconds(), tokens.csrfFor(token), true);
     boolean secure = secureCookie != null ? secureCookie : security != null && security.isSecure();
     return jakarta.ws.rs.core.Response.ok(out).cookie(cookie(token, tokens.ttlSeconds(), secure)).build();
   }

@@ -86,7 +86,9 @@ public final class HttpJson {
   }
 
   private HttpRequest.Builder builder(String path) {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(requestTimeout);
+    // X-Requested-By: the admin port's tasks need it (no browser page can send it cross-origin)
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path)).timeout(requestTimeout)
+        .header("X-Requested-By", "flashsale-cli");
     if (token != null) b.header("Authorization", "Bearer " + token);
     return b;
   }

@@ -5,7 +5,10 @@ import io.dropwizard.core.setup.Bootstrap;
 import net.sourceforge.argparse4j.inf.Namespace;
 import net.sourceforge.argparse4j.inf.Subparser;
 
-/** ./flashsale reconcile: asks the running service's admin port for the reconciliation report. */
+/**
+ * ./flashsale reconcile: asks the running service's admin port for the reconciliation report, with
+ * the admin credential from FLASHSALE_ADMIN_TOKEN when the service is not the local default.
+ */
 public class ReconcileCommand extends Command {
   public ReconcileCommand() {
     super("reconcile", "print the reconciliation report of a running flashsale");
@@ -21,7 +24,8 @@ public class ReconcileCommand extends Command {
 
   @Override
   public void run(Bootstrap<?> bootstrap, Namespace ns) {
-    HttpJson.Reply r = new HttpJson(ns.getString("admin"), null)
+    String token = System.getenv("FLASHSALE_ADMIN_TOKEN");
+    HttpJson.Reply r = new HttpJson(ns.getString("admin"), token == null || token.isBlank() ? null : token)
         .post("/tasks/reconcile?format=" + ns.getString("format")
             + (Boolean.TRUE.equals(ns.getBoolean("repair")) ? "&repair=true" : ""), null);
     System.out.print(r.raw());

@@ -79,6 +79,9 @@ class EmbeddedDurabilityTest {
     // 0: the stub binds whatever port is free at its start, so no JDBC connection opened while
     // PostgreSQL starts (an ephemeral source port) can take the port chosen for it beforehand.
     cfg.channel.embeddedPort = 0;
+    // what the service fills in before it starts the stack: the stub's merchant key and notify URL
+    cfg.channel.merchantKey = "durability-test-merchant-key";
+    cfg.channel.notifyUrl = "http://127.0.0.1:1/callbacks/payment";
     return cfg;
   }
 

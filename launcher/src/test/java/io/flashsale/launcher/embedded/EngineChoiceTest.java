@@ -30,6 +30,7 @@ class EngineChoiceTest {
   @Test
   void autoPicksTheDevServerWhenTheCliIsThereElseTheInMemoryEngine() throws IOException {
     FlashsaleConfiguration cfg = new FlashsaleConfiguration();
+    cfg.embedded = true;
     Path cli = Files.createFile(dir.resolve("temporal"), PosixFilePermissions.asFileAttribute(
         PosixFilePermissions.fromString("rwxr-xr-x")));
     cfg.temporal.cliPath = cli.toString();

@@ -80,7 +80,9 @@ public final class Load implements AutoCloseable {
   public Load(Endpoints at, PrintStream out) {
     this.at = at;
     this.api = new HttpJson(at.api(), null, REQUEST_TIMEOUT);
-    this.admin = new HttpJson(at.admin(), null, REQUEST_TIMEOUT);
+    // the admin credential of a service that is not the local default (FLASHSALE_ADMIN_TOKEN)
+    String adminToken = System.getenv("FLASHSALE_ADMIN_TOKEN");
+    this.admin = new HttpJson(at.admin(), adminToken == null || adminToken.isBlank() ? null : adminToken, REQUEST_TIMEOUT);
     // the merchant key: B3 asks the channel for a charge's txn like the service does
     this.channel = new HttpJson(at.channel(), at.merchantKey(), REQUEST_TIMEOUT);
     this.checks = new Database(at.jdbcUrl(), at.dbUser(), at.dbPassword(), 2);

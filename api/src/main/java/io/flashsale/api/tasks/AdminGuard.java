@@ -1,0 +1,88 @@
+package io.flashsale.api.tasks;
+
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.Locale;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * The admin port's door (docs/DESIGN.md §Admin tasks). Every task needs the {@code X-Requested-By}
+ * header (Jersey's CSRF convention: a web page cannot send it cross-origin without a preflight
+ * the admin port never allows, so a page in the operator's browser cannot fire a task). In the
+ * local default the port answers only requests whose {@code Host} is a loopback name, so a
+ * rebound DNS name cannot read it; anywhere else every request but the liveness and health checks
+ * needs the admin credential ({@code Authorization: Bearer <auth.adminToken>}).
+ */
+public final class AdminGuard implements Filter {
+  public static final String REQUESTED_BY = "X-Requested-By";
+  /** What a load balancer or orchestrator probes without a credential: they say nothing about orders. */
+  private static final Set<String> OPEN_READS = Set.of("/ping", "/healthcheck");
+  /** localhost, 127.x.x.x or [::1], with or without a port. */
+  private static final Pattern LOOPBACK_HOST =
+      Pattern.compile("(localhost|127(\\.\\d{1,3}){3}|\\[::1])(:\\d{1,5})?");
+  private static final String BEARER = "Bearer ";
+
+  private final boolean localDefault;
+  private final byte[] token;
+
+  /**
+   * @param localDefault the loopback-only local default: the Host check instead of the credential
+   * @param adminToken the admin credential; required outside the local default
+   */
+  public AdminGuard(boolean localDefault, String adminToken) {
+    if (!localDefault && (adminToken == null || adminToken.isBlank())) {
+      throw new IllegalArgumentException("outside the local default the admin port needs auth.adminToken");
+    }
+    this.localDefault = localDefault;
+    this.token = adminToken == null || adminToken.isBlank() ? null : adminToken.getBytes(StandardCharsets.UTF_8);
+  }
+
+  @Override
+  public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
+      throws IOException, ServletException {
+    HttpServletRequest req = (HttpServletRequest) request;
+    HttpServletResponse res = (HttpServletResponse) response;
+    String path = req.getRequestURI();
+    if (localDefault) {
+      String host = req.getHeader("Host");
+      if (host == null || !LOOPBACK_HOST.matcher(host.toLowerCase(Locale.ROOT)).matches()) {
+        refuse(res, 403, "ADMIN_HOST_REFUSED", "the local admin port answers only a loopback Host (localhost, 127.0.0.1, [::1])");
+        return;
+      }
+    }
+    boolean open = OPEN_READS.contains(path) && ("GET".equals(req.getMethod()) || "HEAD".equals(req.getMethod()));
+    if (token != null && !open && !credentialValid(req.getHeader("Authorization"))) {
+      res.setHeader("WWW-Authenticate", "Bearer realm=\"admin\"");
+      refuse(res, 401, "ADMIN_UNAUTHORIZED", "the admin port needs Authorization: Bearer <auth.adminToken>");
+      return;
+    }
+    if (path.startsWith("/tasks/")) {
+      String by = req.getHeader(REQUESTED_BY);
+      if (by == null || by.isBlank()) {
+        refuse(res, 400, "REQUESTED_BY_REQUIRED", "an admin task needs the " + REQUESTED_BY + " header");
+        return;
+      }
+    }
+    chain.doFilter(request, response);
+  }
+
+  private boolean credentialValid(String authorization) {
+    if (authorization == null || !authorization.startsWith(BEARER)) return false;
+    return MessageDigest.isEqual(authorization.substring(BEARER.length()).getBytes(StandardCharsets.UTF_8), token);
+  }
+
+  private static void refuse(HttpServletResponse res, int status, String code, String message) throws IOException {
+    res.setStatus(status);
+    res.setContentType("application/json");
+    res.getWriter().write("{\"error\":\"" + code + "\",\"message\":\"" + message + "\"}");
+  }
+}
