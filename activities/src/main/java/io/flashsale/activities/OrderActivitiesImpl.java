@@ -212,9 +212,23 @@ public class OrderActivitiesImpl implements OrderActivities {
     });
   }
 
+  /** "charge answered 422 {...}": the channel's status stays, its words go. */
+  private static final java.util.regex.Pattern CHANNEL_WORDS = java.util.regex.Pattern.compile("(.*? answered \\d{3}).*",
+      java.util.regex.Pattern.DOTALL);
+
+  /**
+   * The cause as the order's timeline keeps it, which its buyer reads: a channel's error body (its
+   * own text, which may name its internals) stays in the operator's log and the engine's history.
+   */
+  static String forTimeline(String cause) {
+    java.util.regex.Matcher m = CHANNEL_WORDS.matcher(cause);
+    return m.matches() ? m.group(1) : cause;
+  }
+
   @Override
-  public Step applyChannelAnswer(String orderId, ChannelAnswer answer, String cause) {
+  public Step applyChannelAnswer(String orderId, ChannelAnswer answer, String fullCause) {
     DualWrite dualWrite = dualWrite();
+    String cause = forTimeline(fullCause);
     Step step = tx(c -> {
       OrderTx tx = open(c, orderId, dualWrite);
       Effect effect = switch (answer.result()) {
@@ -223,7 +237,7 @@ public class OrderActivitiesImpl implements OrderActivities {
         case REFUNDED -> rules.onRefunded(tx, cause);
         case NOT_FOUND, UNKNOWN -> rules.onNoAnswer(tx, cause);
       };
-      log.info("order {} {} {} -> {}", orderId, cause, answer.result(), effect);
+      log.info("order {} {} {} -> {}", orderId, fullCause, answer.result(), effect);
       return tx.step(effect);
     });
     writeHeldEvents(orderId, dualWrite);

@@ -13,6 +13,7 @@ import io.flashsale.api.core.BodyLimit;
 import io.flashsale.api.core.ErrorMappers;
 import io.flashsale.api.core.ExactHeaders;
 import io.flashsale.api.core.JsonErrorHandler;
+import io.flashsale.api.core.StrictJson;
 import io.flashsale.api.core.UndeclaredMethodFilter;
 import io.flashsale.api.health.Checks;
 import io.flashsale.api.observe.OrderMdc;
@@ -43,6 +44,7 @@ import io.flashsale.workflows.Orders;
 import io.temporal.serviceclient.WorkflowServiceStubs;
 import jakarta.servlet.DispatcherType;
 import java.util.EnumSet;
+import java.util.List;
 import org.glassfish.jersey.server.ServerProperties;
 
 /**
@@ -54,7 +56,7 @@ public final class RestApi {
   /** The API's limits and switches (config keys of the same names). */
   public record Settings(long maxBodyBytes, int maxCreatesInFlight, int minCreatesInFlight, long createLatencyBudgetMs,
       int maxExports, int maxEventStreams,
-      long maxEventStreamMs, long eventStreamHeartbeatMs, String callbackSecret, boolean devLogin,
+      long maxEventStreamMs, long eventStreamHeartbeatMs, List<String> callbackSecrets, boolean devLogin,
       Boolean secureCookie, boolean localDefault, String adminToken) {}
 
   /**
@@ -87,6 +89,7 @@ public final class RestApi {
         .buildAuthFilter()));
     env.jersey().register(new AuthValueFactoryProvider.Binder<>(Caller.class));
     env.jersey().register(new BodyLimit(s.maxBodyBytes()));
+    env.jersey().register(new StrictJson());
     env.jersey().register(new OrderMdc.JerseyFilter());
     env.servlets().addFilter("order-mdc", new OrderMdc.ClearFilter()).addMappingForUrlPatterns(null, false, "/*");
     env.jersey().register(new ErrorMappers.MalformedJson());
@@ -109,7 +112,7 @@ public final class RestApi {
             eventsResource.endStreams();
           }
         }));
-    CallbackResource callbacks = new CallbackResource(new Notifications(d.db(), d.copiesAnsweredAtArrival()), queries, d.orders(), s.callbackSecret());
+    CallbackResource callbacks = new CallbackResource(new Notifications(d.db(), d.copiesAnsweredAtArrival()), queries, d.orders(), s.callbackSecrets());
     env.jersey().register(callbacks);
     env.metrics().register("flashsale.callbacks.answeredAtArrival", callbacks.answeredAtArrival());
     env.jersey().register(new OpenApiResource());

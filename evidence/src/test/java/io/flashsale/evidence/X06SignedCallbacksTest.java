@@ -16,7 +16,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class X06SignedCallbacksTest {
   private static final String SECRET = "x06-secret";
-  @RegisterExtension static final Stack stack = new Stack().with("channel.callbackSecret", SECRET);
+  /** The channel's old secret while it is rotated out: still accepted. */
+  private static final String PREVIOUS = "x06-previous-secret";
+  @RegisterExtension static final Stack stack = new Stack().with("channel.callbackSecret", SECRET)
+      .with("channel.previousCallbackSecret", PREVIOUS);
   @RegisterExtension static final Evidence ev = new Evidence("X-06", "forged and stale signed callbacks are rejected");
 
   @Test
@@ -36,6 +39,14 @@ class X06SignedCallbacksTest {
     ev.equal(401, post(body, "t=" + now + ",v1=" + "0".repeat(64)), "forged digest → 401");
     ev.equal(0L, stack.sql.count("SELECT count(*) FROM payment_notification"), "rejected callbacks record nothing");
     ev.equal("CREATED", stack.sql.text("SELECT status FROM orders WHERE order_id = ?", id), "the order did not move");
+
+    // rotation: a callback signed with the secret being retired still counts, one of a third does not
+    String unknown = "{\"notify_id\":\"ntf-x06-rot\",\"merchant_order\":\"ord-x06-none\",\"kind\":\"CHARGED\","
+        + "\"amount\":1990,\"txn\":\"txn-x06-rot\"}";
+    byte[] unknownRaw = unknown.getBytes(StandardCharsets.UTF_8);
+    ev.equal(200, post(unknown, CallbackSignatures.header(PREVIOUS, now, unknownRaw)),
+        "signed with channel.previousCallbackSecret (rotation) → 200");
+    ev.equal(401, post(unknown, CallbackSignatures.header("x06-third-secret", now, unknownRaw)), "signed with a third → 401");
 
     ev.equal("PAID", Buyers.pay(buyer, id).text("status"), "a real payment goes through");
     stack.awaitNoticesApplied(1, 10_000);

@@ -245,7 +245,8 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     RestApi.register(env,
         new RestApi.Settings(cfg.maxBodyBytes, cfg.maxCreatesInFlight, cfg.minCreatesInFlight, cfg.createLatencyBudgetMs,
             cfg.maxExports, cfg.maxEventStreams,
-            cfg.maxEventStreamMs, cfg.eventStreamHeartbeatMs, cfg.channel.callbackSecret,
+            cfg.maxEventStreamMs, cfg.eventStreamHeartbeatMs,
+            java.util.Arrays.asList(cfg.channel.callbackSecret, cfg.channel.previousCallbackSecret),
             cfg.auth.devLoginEnabled(cfg.embedded), cfg.auth.secureCookie, cfg.embedded, cfg.auth.adminToken),
         new RestApi.Services(db, orders, tokens, channel, temporal.service(), reconciler, audit, repair,
             stockView, principalView, () -> safeguards.on(Safeguards.Safeguard.TRANSITION_PRECONDITION)));

@@ -202,8 +202,16 @@ public class FlashsaleConfiguration extends Configuration {
     @Min(1) @JsonProperty public long timeoutMs = 300;
     /** Where the channel posts callbacks; empty = this API's /callbacks/payment. */
     @JsonProperty public String notifyUrl = "";
-    /** When set, callbacks must carry a valid X-Channel-Signature. */
+    /**
+     * The key of the callbacks' X-Channel-Signature. Every callback must carry a valid one: with
+     * no secret every callback is refused (the local default makes one per start).
+     */
     @JsonProperty public String callbackSecret = "";
+    /**
+     * A second accepted key while the channel's secret is rotated: set it to the old secret, give
+     * the channel the new one, and clear it once the channel signs with the new one only.
+     */
+    @JsonProperty public String previousCallbackSecret = "";
     /**
      * The merchant's credential for the channel's API (charge, query, close, refund, statement),
      * sent as a bearer token; not the callback secret. The local default makes a random one per

@@ -30,6 +30,9 @@ public final class SecretsCheck {
     if (!anyKey || (cfg.auth.secret != null && !cfg.auth.secret.isBlank())) check("auth.secret", cfg.auth.secret, out);
     if (anyKey) cfg.auth.keys.forEach((id, secret) -> check("auth.keys." + id, secret, out));
     check("channel.callbackSecret", cfg.channel.callbackSecret, out);
+    if (cfg.channel.previousCallbackSecret != null && !cfg.channel.previousCallbackSecret.isBlank()) {
+      check("channel.previousCallbackSecret", cfg.channel.previousCallbackSecret, out);
+    }
     check("channel.merchantKey", cfg.channel.merchantKey, out);
     check("auth.adminToken", cfg.auth.adminToken, out);
     if (cfg.auth.devLoginEnabled(false) && !cfg.auth.devLoginOutsideLocalDefault) {

@@ -129,6 +129,8 @@ class OrderWorkflowPropertiesTest {
 
   /** The channel stub's merchant key: the workflow's channel calls carry it. */
   private static final String MERCHANT_KEY = "pbt-merchant-key";
+  /** The stub signs every callback with it; the callback resource checks it, as in the service. */
+  private static final String CALLBACK_SECRET = "pbt-callback-secret";
 
   @BeforeAll
   static void start() throws Exception {
@@ -143,7 +145,8 @@ class OrderWorkflowPropertiesTest {
     }
     orders = new Orders(env.getWorkflowClient(), SETTINGS, Duration.ofSeconds(30));
     CallbackResource callbackResource = new CallbackResource(
-        new Notifications(db, () -> safeguards.on(Safeguards.Safeguard.TRANSITION_PRECONDITION)), new OrderQueries(db), orders, null);
+        new Notifications(db, () -> safeguards.on(Safeguards.Safeguard.TRANSITION_PRECONDITION)), new OrderQueries(db), orders,
+        java.util.List.of(CALLBACK_SECRET));
     receiverThreads = Executors.newCachedThreadPool(r -> {
       Thread t = new Thread(r, "pbt-callbacks");
       t.setDaemon(true);
@@ -156,13 +159,14 @@ class OrderWorkflowPropertiesTest {
         byte[] raw = ex.getRequestBody().readAllBytes();
         String mo = HttpJson.JSON.readTree(raw).path("merchant_order").asText();
         callbacks.computeIfAbsent(mo, k -> new CopyOnWriteArrayList<>()).add(raw);
-        int status = callbackResource.receive(null, raw).getStatus();
+        int status = callbackResource.receive(ex.getRequestHeaders().getFirst(
+            io.flashsale.paymentchannel.CallbackSignatures.HEADER), raw).getStatus();
         ex.sendResponseHeaders(status, -1);
       }
     });
     receiver.start();
     notifyUrl = "http://127.0.0.1:" + receiver.getAddress().getPort() + "/callbacks/payment";
-    stub = ChannelStub.start(ChannelStub.Settings.local(MERCHANT_KEY, null, java.util.Set.of(notifyUrl)));
+    stub = ChannelStub.start(ChannelStub.Settings.local(MERCHANT_KEY, CALLBACK_SECRET, java.util.Set.of(notifyUrl)));
     // with the merchant's key: a CHANNEL_CHARGE step is a charge the merchant made outside the pay
     channelHttp = new HttpJson(stub.baseUrl(), MERCHANT_KEY, Duration.ofSeconds(30));
     // every callback is held until a step delivers it: the sequence decides when and in which order
@@ -414,9 +418,15 @@ class OrderWorkflowPropertiesTest {
           List<byte[]> sent = callbacks.getOrDefault(o.id(), List.of());
           if (sent.isEmpty()) return o.id() + " nothing delivered yet";
           byte[] again = sent.get(s.arg() == 0 ? 0 : sent.size() - 1);
-          HttpJson.Reply r = new HttpJson(notifyUrl.replace("/callbacks/payment", ""), null)
-              .post("/callbacks/payment", new String(again, java.nio.charset.StandardCharsets.UTF_8));
-          check(r.status() == 200, "a callback sent again is accepted: " + r.status());
+          // the same body, signed again as the channel signs a retry (a signature is valid for minutes)
+          java.net.http.HttpResponse<Void> r = java.net.http.HttpClient.newHttpClient().send(
+              java.net.http.HttpRequest.newBuilder(java.net.URI.create(notifyUrl))
+                  .header("Content-Type", "application/json")
+                  .header(io.flashsale.paymentchannel.CallbackSignatures.HEADER, io.flashsale.paymentchannel
+                      .CallbackSignatures.header(CALLBACK_SECRET, System.currentTimeMillis() / 1000, again))
+                  .POST(java.net.http.HttpRequest.BodyPublishers.ofByteArray(again)).build(),
+              java.net.http.HttpResponse.BodyHandlers.discarding());
+          check(r.statusCode() == 200, "a callback sent again is accepted: " + r.statusCode());
           awaitApplied(o.id());
           return o.id() + " again " + HttpJson.JSON.readTree(again).path("notify_id").asText() + " → " + effects(o.id());
         }

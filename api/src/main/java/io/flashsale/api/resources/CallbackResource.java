@@ -4,12 +4,12 @@ import io.flashsale.api.representations.CallbackAck;
 
 import com.codahale.metrics.Counter;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.flashsale.persistence.Notifications;
 import io.flashsale.persistence.OrderQueries;
 import io.flashsale.persistence.OrderQueries.OrderDetails;
 import io.flashsale.api.core.ApiError;
 import io.flashsale.api.core.Bodies;
+import io.flashsale.api.core.StrictJson;
 import io.flashsale.workflows.Orders;
 import io.flashsale.paymentchannel.CallbackSignatures;
 import io.flashsale.workflows.Notice;
@@ -23,6 +23,7 @@ import jakarta.ws.rs.core.Response;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
@@ -41,33 +42,42 @@ import org.slf4j.LoggerFactory;
 @Produces(MediaType.APPLICATION_JSON)
 public class CallbackResource {
   private static final Logger log = LoggerFactory.getLogger(CallbackResource.class);
-  private static final ObjectMapper JSON = new ObjectMapper();
   private static final Pattern ID = Pattern.compile("[A-Za-z0-9._:-]{1,64}");
   private static final Pattern KIND = Pattern.compile("CHARGED|DECLINED|REFUNDED");
 
   private final Notifications notifications;
   private final OrderQueries queries;
   private final Orders orders;
-  private final String secret;
+  /** The callback secrets accepted: the current one first, then one being retired (rotation). */
+  private final List<String> secrets;
   /** Notices of an applied success, answered from their arrival row (the metric flashsale.callbacks.answeredAtArrival). */
   private final Counter answeredAtArrival = new Counter();
 
-  public CallbackResource(Notifications notifications, OrderQueries queries, Orders orders, String secret) {
+  /**
+   * @param secrets the callback secrets a signature may be made with (the current one and, while
+   *     it is rotated out, the previous one); none configured refuses every callback (fail closed)
+   */
+  public CallbackResource(Notifications notifications, OrderQueries queries, Orders orders, List<String> secrets) {
     this.notifications = notifications;
     this.queries = queries;
     this.orders = orders;
-    this.secret = secret == null || secret.isBlank() ? null : secret;
+    this.secrets = secrets.stream().filter(s -> s != null && !s.isBlank()).toList();
   }
 
   @POST
   @Consumes(MediaType.APPLICATION_JSON)
   public Response receive(@HeaderParam(CallbackSignatures.HEADER) String signature, byte[] raw) {
-    if (secret != null && !signatureValid(signature, raw)) {
+    if (secrets.isEmpty()) {
+      // fail closed: without a secret no callback can be told from a forgery
+      log.error("callback refused: no channel.callbackSecret is configured, so no signature can be checked");
+      throw ApiError.exception(401, "BAD_SIGNATURE", "callback signatures cannot be verified here");
+    }
+    if (!signatureValid(signature, raw)) {
       throw ApiError.exception(401, "BAD_SIGNATURE", "callback signature missing, stale or wrong");
     }
     JsonNode body;
     try {
-      body = JSON.readTree(raw);
+      body = StrictJson.MAPPER.readTree(raw); // one value, each key once: a signed body is read one way
     } catch (IOException e) {
       throw ApiError.badRequest("MALFORMED_JSON", "the request body is not valid JSON");
     }
@@ -118,7 +128,11 @@ public class CallbackResource {
   }
 
   private boolean signatureValid(String header, byte[] raw) {
-    return CallbackSignatures.valid(secret, header, raw, System.currentTimeMillis() / 1000);
+    long now = System.currentTimeMillis() / 1000;
+    for (String secret : secrets) {
+      if (CallbackSignatures.valid(secret, header, raw, now)) return true;
+    }
+    return false;
   }
 
 }

@@ -335,13 +335,21 @@ public class OrderResource {
     return OwnOrders.require(queries, caller, id);
   }
 
-  /** Optional; when given it names the command, so a client's retry gets the original answer. */
-  private static String idempotencyKey(String header) {
+  /**
+   * Optional; when given it names the command, so a client's retry gets the original answer. The
+   * IETF draft's form is a structured-field string ({@code "k1"}); the bare token ({@code k1}) is
+   * taken too, and both name the same key. A key's characters never need escaping, so a quoted
+   * key holds none.
+   */
+  static String idempotencyKey(String header) {
     if (header == null) return null;
-    if (!REQUEST_KEY.matcher(header).matches()) {
-      throw ApiError.badRequest("INVALID_IDEMPOTENCY_KEY", "Idempotency-Key must match " + REQUEST_KEY.pattern());
+    String key = header.length() >= 2 && header.startsWith("\"") && header.endsWith("\"")
+        ? header.substring(1, header.length() - 1) : header;
+    if (!REQUEST_KEY.matcher(key).matches()) {
+      throw ApiError.badRequest("INVALID_IDEMPOTENCY_KEY",
+          "Idempotency-Key must match " + REQUEST_KEY.pattern() + ", bare or as a quoted string");
     }
-    return header;
+    return key;
   }
 
   private Response command(OrderDetails o, Function<String, CommandResult> call, Function<CommandResult, Integer> code,

@@ -115,6 +115,22 @@ class AuthAndBodyLimitHttpTest {
     return HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(bytes));
   }
 
+  /** A body is one JSON value with each key once: read one way by every reader, or refused. */
+  @Test
+  void aDuplicateKeyOrTrailingDataIsRefusedBeforeTheResource() throws Exception {
+    int before = CALLS.get();
+    for (String bad : new String[] {"{\"quantity\":1,\"quantity\":3}", "{\"a\":{\"b\":1,\"b\":2}}",
+        "{\"a\":1}{\"b\":2}", "{\"a\":1} x", "{\"a\":1}]"}) {
+      HttpResponse<String> r = post("/json", HttpRequest.BodyPublishers.ofString(bad), Map.of());
+      assertEquals(400, r.statusCode(), bad + " -> " + r.body());
+      assertEquals("MALFORMED_JSON", error(r), bad);
+    }
+    assertEquals(before, CALLS.get(), "no refused body reached the resource");
+    HttpResponse<String> fine = post("/json", HttpRequest.BodyPublishers.ofString("{\"a\":1,\"b\":{\"a\":2}}  \n"), Map.of());
+    assertEquals(200, fine.statusCode(), fine.body());
+    assertEquals(2, JSON.readTree(fine.body()).path("fields").asInt(), "the same name in another object is no duplicate");
+  }
+
   @Test
   void aForgedOrExpiredCookieIs401EvenWithoutCsrfHeader() throws Exception {
     String token = TOKENS.issue("t1", "user-1");

@@ -21,6 +21,7 @@ final class AuthAndLimitWiring {
         .buildAuthFilter()));
     env.jersey().register(new AuthValueFactoryProvider.Binder<>(Caller.class));
     env.jersey().register(new BodyLimit(limit));
+    env.jersey().register(new io.flashsale.api.core.StrictJson());
     env.jersey().register(new ErrorMappers.MalformedJson());
     env.jersey().register(new ErrorMappers.WebErrors());
     env.jersey().register(new ErrorMappers.Unexpected());

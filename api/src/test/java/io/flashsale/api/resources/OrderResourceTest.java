@@ -684,10 +684,20 @@ class OrderResourceTest {
   @ValueSource(strings = {"pay", "cancel"})
   void aMalformedIdempotencyKeyIs400BeforeTheWorkflow(String command) {
     when(QUERIES.get(ORDER_ID)).thenReturn(ownOrder("CREATED"));
-    for (String key : List.of("has space", "k".repeat(65), "semi;colon")) {
+    for (String key : List.of("has space", "k".repeat(65), "semi;colon", "\"\"", "\"k1", "\"k\\\"1\"", "\"has space\"")) {
       assertError(command(command, key), 400, "INVALID_IDEMPOTENCY_KEY");
     }
     verifyNoInteractions(ORDERS);
+  }
+
+  /** The IETF draft sends the key as a structured-field string: "k1" and k1 are one key. */
+  @Test
+  void aQuotedIdempotencyKeyIsTheSameKey() {
+    when(QUERIES.get(ORDER_ID)).thenReturn(ownOrder("CREATED"));
+    when(ORDERS.pay(WORKFLOW_ID, "pay-1")).thenReturn(new CommandResult(null, OrderStatus.PAID, 3));
+    assertEquals(200, command("pay", "\"pay-1\"").getStatus());
+    assertEquals(200, command("pay", "pay-1").getStatus());
+    verify(ORDERS, times(2)).pay(WORKFLOW_ID, "pay-1");
   }
 
   private static void workflowGone(String command, String statusNow) {
