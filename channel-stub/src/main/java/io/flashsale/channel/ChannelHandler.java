@@ -31,7 +31,7 @@ final class ChannelHandler implements HttpHandler {
    * notify URL, and the lab endpoints (faults, release, reset, stats; the test surface's send)
    * exist only when the lab is on.
    */
-  record Access(String merchantKey, Set<String> notifyUrls, boolean lab, boolean testSurface) {
+  record Access(String merchantKey, Set<String> notifyUrls, boolean lab, boolean testSurface, boolean loopbackBound) {
     boolean merchant(String authorization) {
       if (authorization == null || !authorization.startsWith(BEARER)) return false;
       return MessageDigest.isEqual(authorization.substring(BEARER.length()).getBytes(StandardCharsets.UTF_8),
@@ -88,6 +88,7 @@ final class ChannelHandler implements HttpHandler {
       if (!access.lab() || (path.equals("/_callbacks/send") && !access.testSurface())) {
         throw notFound(method, path);
       }
+      labDoor(ex);
       return lab(method, path, ex, mo);
     }
     if (!access.merchant(ex.getRequestHeaders().getFirst("Authorization"))) {
@@ -147,6 +148,29 @@ final class ChannelHandler implements HttpHandler {
           "message", "notify_url is not one of the merchant's configured callback URLs"));
     }
     return notifyUrl;
+  }
+
+  /** localhost, 127.x.x.x or [::1], with or without a port. */
+  private static final java.util.regex.Pattern LOOPBACK_HOST =
+      java.util.regex.Pattern.compile("(localhost|127(\\.\\d{1,3}){3}|\\[::1\\])(:\\d{1,5})?");
+
+  /**
+   * The lab needs no key, so it keeps the admin port's door: an X-Requested-By header (a web page
+   * cannot send one cross-origin, so it cannot reset the ledger or force declines) and, on a
+   * loopback-bound stub, a loopback Host (a rebound DNS name cannot read its stats).
+   */
+  private void labDoor(HttpExchange ex) {
+    String by = ex.getRequestHeaders().getFirst("X-Requested-By");
+    if (by == null || by.isBlank()) {
+      throw new ApiException(400, Json.obj("error", "REQUESTED_BY_REQUIRED",
+          "message", "the lab endpoints need the X-Requested-By header"));
+    }
+    String host = ex.getRequestHeaders().getFirst("Host");
+    if (access.loopbackBound() && (host == null
+        || !LOOPBACK_HOST.matcher(host.toLowerCase(java.util.Locale.ROOT)).matches())) {
+      throw new ApiException(403, Json.obj("error", "HOST_REFUSED",
+          "message", "the lab of a loopback stub answers only a loopback Host"));
+    }
   }
 
   private static ApiException notFound(String method, String path) {

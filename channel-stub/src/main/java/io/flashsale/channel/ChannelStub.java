@@ -95,7 +95,10 @@ public final class ChannelStub implements AutoCloseable {
 
     /** Whether the lab endpoints are served: as asked, else only on a loopback address. */
     boolean labOn() {
-      if (lab != null) return lab;
+      return lab != null ? lab : loopback();
+    }
+
+    boolean loopback() {
       try {
         return InetAddress.getByName(host).isLoopbackAddress();
       } catch (UnknownHostException e) {
@@ -151,7 +154,8 @@ public final class ChannelStub implements AutoCloseable {
     });
     boolean lab = settings.labOn();
     server.createContext("/", new ChannelHandler(ledger, rules, callbacks, stats,
-        new ChannelHandler.Access(settings.merchantKey(), settings.notifyUrls(), lab, testSurface && lab)));
+        new ChannelHandler.Access(settings.merchantKey(), settings.notifyUrls(), lab, testSurface && lab,
+            settings.loopback())));
     server.setExecutor(threads);
     server.start();
     ChannelStub stub = new ChannelStub(server, threads, callbacks, ledger, host);

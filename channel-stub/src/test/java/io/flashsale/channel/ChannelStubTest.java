@@ -398,6 +398,20 @@ class ChannelStubTest {
       }
       assertEquals(200, new StubClient(labOn.baseUrl(), null).get("/stats").status(), "explicitly enabled");
     }
+    // the lab keeps the admin port's door: a page cannot post to it, a rebound name cannot read it
+    java.net.http.HttpClient plain = java.net.http.HttpClient.newHttpClient();
+    java.net.http.HttpResponse<String> noHeader = plain.send(java.net.http.HttpRequest.newBuilder(
+        java.net.URI.create(stub.baseUrl() + "/_reset")).header("Content-Type", "text/plain")
+        .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{}")).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+    assertEquals(400, noHeader.statusCode(), "a form-like POST to the lab without X-Requested-By");
+    assertTrue(noHeader.body().contains("REQUESTED_BY_REQUIRED"), noHeader.body());
+    try (java.net.Socket s = new java.net.Socket("127.0.0.1", stub.port())) {
+      s.setSoTimeout(5_000);
+      s.getOutputStream().write(("GET /stats HTTP/1.1\r\nHost: rebound.example:" + stub.port()
+          + "\r\nX-Requested-By: page\r\nConnection: close\r\n\r\n").getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      String answer = new String(s.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+      assertTrue(answer.startsWith("HTTP/1.1 403") && answer.contains("HOST_REFUSED"), answer);
+    }
     assertThrows(IllegalArgumentException.class, () -> ChannelStub.Settings.local(null, SECRET, Set.of(receiver.url())));
     assertThrows(IllegalArgumentException.class, () -> ChannelStub.Settings.local(SECRET, SECRET, Set.of(receiver.url())),
         "the merchant key is not the callback secret");

@@ -24,7 +24,9 @@ final class StubClient {
   }
 
   private HttpRequest.Builder request(String path, Duration timeout) {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(timeout);
+    // X-Requested-By: the lab endpoints need it (as the admin port's tasks do)
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(baseUrl + path)).timeout(timeout)
+        .header("X-Requested-By", "stub-test");
     return merchantKey == null ? b : b.header("Authorization", "Bearer " + merchantKey);
   }
 

@@ -179,10 +179,13 @@ class C2902RejectionsTest {
     String tampered = token.substring(0, at) + (token.charAt(at) == 'A' ? 'B' : 'A') + token.substring(at + 1);
     HttpJson.Reply forged = stack.api.as(tampered).get("/orders/" + orderId);
     ev.check(forged.status() == 401 && "UNAUTHENTICATED".equals(forged.text("error")), "tampered token → 401 JSON");
-    ev.equal(403, other.get("/orders/" + orderId).status(), "another subject's order → 403");
-    ev.equal(403, otherTenant.get("/orders/" + orderId).status(), "same subject in another tenant → 403");
-    ev.equal(403, Buyers.pay(other, orderId).status(), "another subject cannot pay it");
-    ev.equal(403, Buyers.cancel(other, orderId).status(), "another subject cannot cancel it");
+    // no existence oracle: another's order answers exactly as one that does not exist
+    String missing = other.get("/orders/ord-99999999").raw();
+    ev.equal(404, other.get("/orders/" + orderId).status(), "another subject's order → 404");
+    ev.equal(missing, other.get("/orders/" + orderId).raw(), "its body is a missing order's");
+    ev.equal(404, otherTenant.get("/orders/" + orderId).status(), "same subject in another tenant → 404");
+    ev.equal(404, Buyers.pay(other, orderId).status(), "another subject cannot pay it (404)");
+    ev.equal(404, Buyers.cancel(other, orderId).status(), "another subject cannot cancel it (404)");
     for (String field : List.of("tenant", "subject", "user")) {
       Map<String, Object> body = new java.util.LinkedHashMap<>(Buyers.order("c2902-x-" + field, "sku-c2902-auth", 1));
       body.put(field, "someone-else");

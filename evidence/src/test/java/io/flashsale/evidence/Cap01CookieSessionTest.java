@@ -16,12 +16,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * CAP-01 (session cookie part): the token also works as an HttpOnly, SameSite=Strict session
  * cookie. Reads need only the cookie; an unsafe request authenticated by the cookie also needs the
  * session's CSRF token, or it is 403 and changes nothing. A tampered cookie is 401; another
- * subject's order is 403 with a cookie too; bearer requests need no CSRF header.
+ * subject's order is 404 with a cookie too; bearer requests need no CSRF header.
  *
  * <p>Isolation: another subject of the same tenant, the same subject name in another tenant, and
  * another subject in another tenant each try to read, cancel, pay and stream the owner's order
  * (bearer, and cookie with their own valid CSRF token) and export their CSV. Every order call is
- * 403 FORBIDDEN, their CSV never lists the order, and nothing moved: status, version, timeline,
+ * 404 ORDER_NOT_FOUND as a missing order (no existence oracle), their CSV never lists the order, and nothing moved: status, version, timeline,
  * stock, reservation, charges. The owner can still do all of it afterwards.
  */
 class Cap01CookieSessionTest {
@@ -57,7 +57,7 @@ class Cap01CookieSessionTest {
     ev.equal(200, send("GET", "/orders/export.csv", null, cookie, null).statusCode(), "cookie CSV export → 200");
     String tampered = cookie.substring(0, cookie.length() - 2) + (cookie.endsWith("A") ? "BB" : "AA");
     ev.equal(401, send("GET", "/orders/" + id, null, tampered, null).statusCode(), "tampered cookie → 401");
-    ev.equal(403, send("GET", "/orders/" + id, null, otherCookie, null).statusCode(), "another subject's cookie → 403");
+    ev.equal(404, send("GET", "/orders/" + id, null, otherCookie, null).statusCode(), "another subject's cookie → 404, as a missing order");
     ev.equal(403, send("POST", "/orders/" + id + "/cancel", null, cookie, null).statusCode(), "cookie cancel without CSRF → 403");
     ev.equal("CREATED", stack.sql.text("SELECT status FROM orders WHERE order_id = ?", id), "and the order was not cancelled");
     ev.equal(200, send("POST", "/orders/" + id + "/cancel", null, cookie, csrf).statusCode(), "cookie cancel with CSRF → 200");
@@ -88,14 +88,14 @@ class Cap01CookieSessionTest {
       String csrf = session.path("csrf_token").asText();
       HttpJson bearer = stack.api.as(token);
 
-      forbidden(bearer.get("/orders/" + id), label + ": GET");
-      forbidden(Buyers.cancel(bearer, id), label + ": cancel (bearer)");
-      forbidden(Buyers.pay(bearer, id), label + ": pay (bearer)");
-      forbidden(reply(send("POST", "/orders/" + id + "/cancel", null, cookie, csrf)),
+      notTheirs(bearer.get("/orders/" + id), label + ": GET");
+      notTheirs(Buyers.cancel(bearer, id), label + ": cancel (bearer)");
+      notTheirs(Buyers.pay(bearer, id), label + ": pay (bearer)");
+      notTheirs(reply(send("POST", "/orders/" + id + "/cancel", null, cookie, csrf)),
           label + ": cancel (cookie with its own CSRF token)");
-      forbidden(reply(sendAccepting("/orders/" + id + "/events", "text/event-stream", "Bearer " + token, null)),
+      notTheirs(reply(sendAccepting("/orders/" + id + "/events", "text/event-stream", "Bearer " + token, null)),
           label + ": event stream (bearer)");
-      forbidden(reply(sendAccepting("/orders/" + id + "/events", "text/event-stream", null, cookie)),
+      notTheirs(reply(sendAccepting("/orders/" + id + "/events", "text/event-stream", null, cookie)),
           label + ": event stream (cookie)");
       for (String[] auth : new String[][] {{"Bearer " + token, null}, {null, cookie}}) {
         HttpResponse<String> csv = sendAccepting("/orders/export.csv", "text/csv", auth[0], auth[1]);
@@ -120,9 +120,10 @@ class Cap01CookieSessionTest {
     stack.checkReconcileClean(ev, "reconcile clean after the isolation checks");
   }
 
-  private static void forbidden(HttpJson.Reply r, String what) {
-    ev.check(r.status() == 403 && "FORBIDDEN".equals(r.text("error")),
-        what + " → 403 FORBIDDEN (" + r.status() + " " + r.text("error") + ")");
+  /** Another's order answers as a missing one: 404 ORDER_NOT_FOUND, no existence oracle. */
+  private static void notTheirs(HttpJson.Reply r, String what) {
+    ev.check(r.status() == 404 && "ORDER_NOT_FOUND".equals(r.text("error")),
+        what + " → 404 ORDER_NOT_FOUND (" + r.status() + " " + r.text("error") + ")");
   }
 
   private static HttpJson.Reply reply(HttpResponse<String> r) {

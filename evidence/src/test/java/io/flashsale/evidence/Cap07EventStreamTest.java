@@ -6,7 +6,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * CAP-07, CAP-09, X-07: order events over SSE. The stream shows the cancel as it happens; a
- * stream resumed with Last-Event-ID starts after that version; another subject gets 403; revoking
+ * stream resumed with Last-Event-ID starts after that version; another subject gets 404; revoking
  * the principal ends its open stream and every later call is 403. Streams are bounded: the third
  * of two allowed is 503, and closing one gives its permit back.
  */
@@ -43,7 +43,7 @@ class Cap07EventStreamTest {
       ev.check(next != null && next.startsWith("id: 2"), "Last-Event-ID: 1 resumes at version 2 (X-07)");
     }
     try (SseClient foreign = SseClient.open(port, "/orders/" + id + "/events", other.token(), null)) {
-      ev.equal(403, foreign.status(), "another subject's stream → 403");
+      ev.equal(404, foreign.status(), "another subject's stream → 404, as a missing order");
     }
 
     // capacity (CAP-09); closed streams are noticed at the next keep-alive write

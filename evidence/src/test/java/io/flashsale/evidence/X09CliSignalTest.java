@@ -80,5 +80,10 @@ class X09CliSignalTest {
     stack.awaitNoticesApplied(5, 15_000);
     Buyers.cancel(buyer, other);
     stack.checkReconcileClean(ev, "reconcile clean");
+    // the operator's path skips the callback signature: reconciliation names what it settled
+    String report = stack.reconcile();
+    ev.note(report.lines().filter(l -> l.startsWith("settled by an operator signal")).findFirst().orElse("(no line)"));
+    ev.check(report.contains("settled by an operator signal: 1 " + orderId + " by ops-1 PAID"),
+        "reconciliation lists " + orderId + " as settled by the operator's signal ops-1");
   }
 }

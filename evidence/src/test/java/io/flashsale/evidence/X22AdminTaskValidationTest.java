@@ -126,6 +126,12 @@ class X22AdminTaskValidationTest {
         .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
     ev.equal(400, noHeader.statusCode(), "a task without X-Requested-By → 400");
     ev.check(noHeader.body().contains("REQUESTED_BY_REQUIRED"), "its code: " + noHeader.body());
+    // however the path is spelt: Jetty decodes and normalises it before it picks the task
+    for (String path : List.of("/%74asks/sku", "/./tasks/sku", "/x/../tasks/sku", "/tasks;x/sku")) {
+      String answer = rawRequestWithout("POST " + path + "?tenant=t1&sku=sku-x22-door&total=0 HTTP/1.1");
+      ev.check(answer.startsWith("HTTP/1.1 400") && answer.contains("REQUESTED_BY_REQUIRED"),
+          "POST " + path + " without X-Requested-By → 400: " + answer.lines().findFirst().orElse(""));
+    }
     ev.equal(5L, stack.sql.count("SELECT total FROM sku WHERE sku = 'sku-x22-door'"), "the total stays 5");
 
     for (String host : List.of("evil.example", "evil.example:" + stack.adminPort(), "127.0.0.1.evil.example")) {
@@ -137,6 +143,17 @@ class X22AdminTaskValidationTest {
     }
     ev.check(rawRequest("GET /ping HTTP/1.1", "localhost:" + stack.adminPort()).startsWith("HTTP/1.1 200"),
         "Host: localhost is the operator's");
+  }
+
+  /** One request over a socket without X-Requested-By, its path as given (the JDK's client would normalise it). */
+  private static String rawRequestWithout(String requestLine) throws Exception {
+    try (java.net.Socket socket = new java.net.Socket("127.0.0.1", stack.adminPort())) {
+      socket.setSoTimeout(10_000);
+      String request = requestLine + "\r\nHost: 127.0.0.1:" + stack.adminPort() + "\r\nContent-Length: 0\r\n"
+          + "Connection: close\r\n\r\n";
+      socket.getOutputStream().write(request.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+      return new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    }
   }
 
   /** One request over a socket, so the Host header is the one given (the JDK's client sets its own). */

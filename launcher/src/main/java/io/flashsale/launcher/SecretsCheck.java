@@ -8,7 +8,8 @@ import java.util.Set;
 
 /**
  * Outside the local default (embedded: false) the service holds real money: it refuses to start
- * with a token key (auth.secret and every one of auth.keys), callback secret or channel merchant key that is missing,
+ * with a token key (auth.secret and every one of auth.keys), callback secret (and a set previous
+ * one), channel merchant key or admin token that is missing,
  * shorter than 32 bytes, a known placeholder, or a ${VAR} that the environment did not fill, and
  * with dev login on unless a second setting acknowledges it. The local default makes its own
  * random secrets.

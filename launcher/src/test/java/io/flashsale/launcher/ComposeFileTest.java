@@ -163,6 +163,10 @@ class ComposeFileTest {
     assertEquals(config("temporal", "target"), environment("temporal-ui").get("TEMPORAL_ADDRESS"),
         "the UI talks to the Temporal frontend the app uses");
     assertTrue(containerPorts("temporal-ui").contains(8080), "the UI listens on 8080 in its container");
+    // the operator's path around the callback signature is not open to the host
+    assertTrue(published("temporal").isEmpty(), "the Temporal frontend (no credentials here) is not published");
+    assertEquals("true", interpolate(environment("temporal-ui").get("TEMPORAL_DISABLE_WRITE_ACTIONS"), Map.of()),
+        "the Web UI's write actions are off unless configured");
   }
 
   @Test

@@ -70,7 +70,7 @@ public final class Reconciler {
     this.shipments = shipments;
   }
 
-  private record Snapshot(List<OrderLine> orders, int confirmed, long drift) {}
+  private record Snapshot(List<OrderLine> orders, int confirmed, long drift, List<String> operatorSettled) {}
 
   public Report run(WorkflowCheck workflows) throws IOException, InterruptedException {
     // the database first, as one snapshot; then the ledger. Money moves before the status that
@@ -78,7 +78,7 @@ public final class Reconciler {
     // judged order's ledger rows are already there when the ledger is read after it.
     Snapshot snap = db.inTx(c -> {
       c.setTransactionIsolation(java.sql.Connection.TRANSACTION_REPEATABLE_READ);
-      return new Snapshot(loadOrders(c), countConfirmed(c), drift(c));
+      return new Snapshot(loadOrders(c), countConfirmed(c), drift(c), operatorSettled(c));
     });
     if (workflows != null) workflows.begin();
     Map<String, LedgerEntry> ledger = new HashMap<>();
@@ -137,6 +137,9 @@ public final class Reconciler {
             + " shipped=" + f.shipCount());
       }
     }
+    // the operator's path skips the callback signature by design: every payment it settled is listed
+    notes.add("settled by an operator signal: " + snap.operatorSettled().size()
+        + (snap.operatorSettled().isEmpty() ? "" : " " + String.join(", ", snap.operatorSettled())));
     long channelNet = ReconcileRules.channelNet(ledger);
     return new Report(classes, mismatches, pending, channelNet, paidSum, confirmed, paid, drift, notes);
   }
@@ -182,6 +185,21 @@ public final class Reconciler {
         out.add(new OrderLine(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getString(4), rs.getString(5),
             rs.getInt(6), rs.getBoolean(7)));
       }
+    }
+    return out;
+  }
+
+  /**
+   * Orders a {@code paymentNotification} signal (source {@code signal}, no callback signature)
+   * moved to paid, or to a refund of a payment made after the order ended: "ord-0001 by ops-1 PAID".
+   */
+  private static List<String> operatorSettled(java.sql.Connection c) throws java.sql.SQLException {
+    List<String> out = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT merchant_order, notify_id, effect FROM payment_notification WHERE source = 'signal'"
+            + " AND effect IN ('PAID', 'PAID_REHELD', 'REFUNDING_ANOMALY') ORDER BY merchant_order, id");
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) out.add(rs.getString(1) + " by " + rs.getString(2) + " " + rs.getString(3));
     }
     return out;
   }

@@ -17,12 +17,19 @@ final class OwnOrders {
     return o.tenant().equals(caller.tenant()) && o.subject().equals(caller.subject());
   }
 
-  /** The caller's order: 404 ORDER_NOT_FOUND for an unknown or malformed id, 403 FORBIDDEN for another's. */
+  /**
+   * The caller's order. An unknown or malformed id and another principal's order answer the same
+   * 404 ORDER_NOT_FOUND, body for body: whether someone else has an order of that id is not the
+   * caller's to learn (docs/DESIGN.md §REST API; the source chapter's 403 was such an oracle).
+   */
   static OrderDetails require(OrderQueries queries, Caller caller, String id) {
-    if (!ORDER_ID.matcher(id).matches()) throw ApiError.exception(404, "ORDER_NOT_FOUND", "no such order");
+    if (!ORDER_ID.matcher(id).matches()) throw notFound();
     OrderDetails o = queries.get(id);
-    if (o == null) throw ApiError.exception(404, "ORDER_NOT_FOUND", "no such order");
-    if (!owns(caller, o)) throw ApiError.exception(403, "FORBIDDEN", "not your order");
+    if (o == null || !owns(caller, o)) throw notFound();
     return o;
+  }
+
+  private static jakarta.ws.rs.WebApplicationException notFound() {
+    return ApiError.exception(404, "ORDER_NOT_FOUND", "no such order");
   }
 }

@@ -15,12 +15,13 @@ import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
- * The admin port's door (docs/DESIGN.md §Admin tasks). Every task needs the {@code X-Requested-By}
- * header (Jersey's CSRF convention: a web page cannot send it cross-origin without a preflight
- * the admin port never allows, so a page in the operator's browser cannot fire a task). In the
- * local default the port answers only requests whose {@code Host} is a loopback name, so a
- * rebound DNS name cannot read it; anywhere else every request but the liveness and health checks
- * needs the admin credential ({@code Authorization: Bearer <auth.adminToken>}).
+ * The admin port's door (docs/DESIGN.md §Admin tasks). Every request but GET and HEAD needs the
+ * {@code X-Requested-By} header (Jersey's CSRF convention: a web page cannot send it cross-origin
+ * without a preflight the admin port never allows, so a page in the operator's browser cannot
+ * fire a task, however it spells the path). In the local default the port answers only loopback
+ * peers whose {@code Host} is a loopback name, so a rebound DNS name cannot read it; anywhere else
+ * every request but the liveness and health checks needs the admin credential
+ * ({@code Authorization: Bearer <auth.adminToken>}).
  */
 public final class AdminGuard implements Filter {
   public static final String REQUESTED_BY = "X-Requested-By";
@@ -51,21 +52,23 @@ public final class AdminGuard implements Filter {
       throws IOException, ServletException {
     HttpServletRequest req = (HttpServletRequest) request;
     HttpServletResponse res = (HttpServletResponse) response;
-    String path = req.getRequestURI();
+    // the path the container routes by (decoded, normalised), never the raw URI
+    String path = req.getServletPath() + (req.getPathInfo() == null ? "" : req.getPathInfo());
+    boolean read = "GET".equals(req.getMethod()) || "HEAD".equals(req.getMethod());
     if (localDefault) {
       String host = req.getHeader("Host");
-      if (host == null || !LOOPBACK_HOST.matcher(host.toLowerCase(Locale.ROOT)).matches()) {
+      if (host == null || !LOOPBACK_HOST.matcher(host.toLowerCase(Locale.ROOT)).matches() || !loopbackPeer(req)) {
         refuse(res, 403, "ADMIN_HOST_REFUSED", "the local admin port answers only a loopback Host (localhost, 127.0.0.1, [::1])");
         return;
       }
     }
-    boolean open = OPEN_READS.contains(path) && ("GET".equals(req.getMethod()) || "HEAD".equals(req.getMethod()));
+    boolean open = OPEN_READS.contains(path) && read;
     if (token != null && !open && !credentialValid(req.getHeader("Authorization"))) {
       res.setHeader("WWW-Authenticate", "Bearer realm=\"admin\"");
       refuse(res, 401, "ADMIN_UNAUTHORIZED", "the admin port needs Authorization: Bearer <auth.adminToken>");
       return;
     }
-    if (path.startsWith("/tasks/")) {
+    if (!read) {
       String by = req.getHeader(REQUESTED_BY);
       if (by == null || by.isBlank()) {
         refuse(res, 400, "REQUESTED_BY_REQUIRED", "an admin task needs the " + REQUESTED_BY + " header");
@@ -73,6 +76,15 @@ public final class AdminGuard implements Filter {
       }
     }
     chain.doFilter(request, response);
+  }
+
+  /** The local default binds the admin port to loopback; a peer from elsewhere is refused all the same. */
+  private static boolean loopbackPeer(HttpServletRequest req) {
+    try {
+      return java.net.InetAddress.getByName(req.getRemoteAddr()).isLoopbackAddress();
+    } catch (java.net.UnknownHostException e) {
+      return false;
+    }
   }
 
   private boolean credentialValid(String authorization) {

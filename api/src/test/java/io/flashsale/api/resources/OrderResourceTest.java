@@ -387,12 +387,17 @@ class OrderResourceTest {
 
   @ParameterizedTest
   @EnumSource(OnOrder.class)
-  void anotherPrincipalsOrderIsForbiddenAndNotShown(OnOrder op) {
+  void anotherPrincipalsOrderAnswersExactlyLikeAMissingOne(OnOrder op) {
+    when(QUERIES.get(ORDER_ID)).thenReturn(null);
+    Response missing = op.send(ORDER_ID);
+    String missingBody = missing.readEntity(String.class);
     // same subject name in another tenant, another subject in the same tenant
     for (OrderDetails theirs : List.of(order(ORDER_ID, "t2", SUBJECT, "CREATED"), order(ORDER_ID, TENANT, "user-2", "CREATED"))) {
       when(QUERIES.get(ORDER_ID)).thenReturn(theirs);
-      // 403 FORBIDDEN as docs/DESIGN.md §REST API lists it; the error shape leaves no room for the order's fields
-      assertError(op.send(ORDER_ID), 403, "FORBIDDEN");
+      Response r = op.send(ORDER_ID);
+      assertEquals(404, r.getStatus());
+      assertEquals(missingBody, r.readEntity(String.class), "no existence oracle: the body of a missing order");
+      assertEquals(missing.getHeaders().keySet(), r.getHeaders().keySet(), "and its headers");
     }
     verifyNoInteractions(ORDERS);
   }

@@ -80,9 +80,7 @@ public final class Load implements AutoCloseable {
   public Load(Endpoints at, PrintStream out) {
     this.at = at;
     this.api = new HttpJson(at.api(), null, REQUEST_TIMEOUT);
-    // the admin credential of a service that is not the local default (FLASHSALE_ADMIN_TOKEN)
-    String adminToken = System.getenv("FLASHSALE_ADMIN_TOKEN");
-    this.admin = new HttpJson(at.admin(), adminToken == null || adminToken.isBlank() ? null : adminToken, REQUEST_TIMEOUT);
+    this.admin = new HttpJson(at.admin(), adminToken(), REQUEST_TIMEOUT);
     // the merchant key: B3 asks the channel for a charge's txn like the service does
     this.channel = new HttpJson(at.channel(), at.merchantKey(), REQUEST_TIMEOUT);
     this.checks = new Database(at.jdbcUrl(), at.dbUser(), at.dbPassword(), 2);
@@ -673,9 +671,15 @@ public final class Load implements AutoCloseable {
 
   // ---------------------------------------------------------------- reconcile
 
+  /** The admin credential of a service that is not the local default (FLASHSALE_ADMIN_TOKEN), else none. */
+  private static String adminToken() {
+    String token = System.getenv("FLASHSALE_ADMIN_TOKEN");
+    return token == null || token.isBlank() ? null : token;
+  }
+
   /** The reconcile task's verdict once pending orders converged (bounded wait): "clean" or the findings. */
   public Reconciled reconcile(Duration bound) throws InterruptedException {
-    return reconcile(new HttpJson(at.admin(), null, RECONCILE_TIMEOUT), bound);
+    return reconcile(new HttpJson(at.admin(), adminToken(), RECONCILE_TIMEOUT), bound);
   }
 
   public static Reconciled reconcile(HttpJson admin, Duration bound) throws InterruptedException {
