@@ -55,7 +55,7 @@ public final class RestApi {
 
   /** The API's limits and switches (config keys of the same names). */
   public record Settings(long maxBodyBytes, int maxCreatesInFlight, int minCreatesInFlight, long createLatencyBudgetMs,
-      int maxExports, int maxEventStreams,
+      int maxExports, int maxExportsPerPrincipal, int maxEventStreams, int maxEventStreamsPerPrincipal,
       long maxEventStreamMs, long eventStreamHeartbeatMs, List<String> callbackSecrets, boolean devLogin,
       Boolean secureCookie, boolean localDefault, String adminToken) {}
 
@@ -99,9 +99,11 @@ public final class RestApi {
 
     if (s.devLogin()) env.jersey().register(new SessionResource(d.tokens(), principals, s.secureCookie()));
     OrderResource orderResource = new OrderResource(d.orders(), queries, skus, d.stockView(), d.principalView(),
-        new CreateAdmission(s.minCreatesInFlight(), s.maxCreatesInFlight(), s.createLatencyBudgetMs()), s.maxExports());
+        new CreateAdmission(s.minCreatesInFlight(), s.maxCreatesInFlight(), s.createLatencyBudgetMs()), s.maxExports(),
+        s.maxExportsPerPrincipal());
     env.jersey().register(orderResource);
     OrderEventsResource eventsResource = new OrderEventsResource(queries, principals, s.maxEventStreams(),
+        s.maxEventStreamsPerPrincipal(),
         s.maxEventStreamMs(), s.eventStreamHeartbeatMs());
     env.jersey().register(eventsResource);
     // at the start of the stop, before the drain waits for the requests in flight: open streams end

@@ -48,6 +48,17 @@ class Cap07EventStreamTest {
 
     // capacity (CAP-09); closed streams are noticed at the next keep-alive write
     ev.check(stack.within(() -> openStreams() == 0, 10_000), "the closed streams released their permits");
+    // HEAD writes no stream, so it takes no slot: more HEADs than slots, and every slot is still free
+    java.net.http.HttpClient plain = java.net.http.HttpClient.newHttpClient();
+    for (int i = 0; i < 3; i++) {
+      java.net.http.HttpResponse<Void> head = plain.send(java.net.http.HttpRequest.newBuilder(
+              java.net.URI.create("http://127.0.0.1:" + port + "/orders/" + id + "/events"))
+          .header("Authorization", "Bearer " + owner.token()).header("Accept", "text/event-stream")
+          .method("HEAD", java.net.http.HttpRequest.BodyPublishers.noBody()).build(),
+          java.net.http.HttpResponse.BodyHandlers.discarding());
+      ev.equal(200, head.statusCode(), "HEAD of the stream " + (i + 1) + " → 200");
+    }
+    ev.equal(0, openStreams(), "three HEADs hold none of the 2 slots");
     try (SseClient a = SseClient.open(port, "/orders/" + id + "/events", owner.token(), null);
          SseClient b = SseClient.open(port, "/orders/" + id + "/events", owner.token(), null)) {
       ev.check(a.status() == 200 && b.status() == 200, "two streams open");

@@ -55,10 +55,14 @@ public class FlashsaleConfiguration extends Configuration {
   @Min(1) @JsonProperty public int minCreatesInFlight = 64;
   /** CSV exports streaming at once (each holds a database connection); past it 503. */
   @Min(1) @JsonProperty public int maxExports = 4;
+  /** One principal's share of them; past it 429 with Retry-After (one token cannot take them all). */
+  @Min(1) @JsonProperty public int maxExportsPerPrincipal = 2;
   /** Request bodies larger than this are refused with 413 BODY_TOO_LARGE before they are read. */
   @Min(1) @JsonProperty public long maxBodyBytes = 16 * 1024;
   /** Open order event streams (SSE) at once; past it 503. */
   @Min(1) @JsonProperty public int maxEventStreams = 100;
+  /** One principal's share of them; past it 429 with Retry-After (one token cannot take them all). */
+  @Min(1) @JsonProperty public int maxEventStreamsPerPrincipal = 8;
   /** An event stream ends after this long; the client resumes with Last-Event-ID. */
   @JsonProperty public long maxEventStreamMs = 600_000;
   /** Keep-alive comment interval; a client that went away is noticed at the next write. */

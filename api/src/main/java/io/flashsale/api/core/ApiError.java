@@ -26,6 +26,12 @@ public final class ApiError {
         .type(MediaType.APPLICATION_JSON_TYPE).entity(body).build();
   }
 
+  /** 429 with Retry-After: this principal has used its share; others are still served. */
+  public static Response tooMany(int retryAfterSeconds, Object body) {
+    return Response.status(429).header("Retry-After", String.valueOf(retryAfterSeconds))
+        .type(MediaType.APPLICATION_JSON_TYPE).entity(body).build();
+  }
+
   public static WebApplicationException badRequest(String code, String message) {
     return exception(400, code, message);
   }

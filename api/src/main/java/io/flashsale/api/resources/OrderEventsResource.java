@@ -23,7 +23,6 @@ import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.Semaphore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -42,16 +41,22 @@ public class OrderEventsResource {
 
   private final OrderQueries queries;
   private final Principals principals;
-  private final Semaphore streams;
+  private final PrincipalSlots streams;
   private final long maxStreamMillis;
   private final long heartbeatMillis;
   private volatile boolean stopping;
 
   public OrderEventsResource(OrderQueries queries, Principals principals, int maxStreams, long maxStreamMillis,
       long heartbeatMillis) {
+    this(queries, principals, maxStreams, maxStreams, maxStreamMillis, heartbeatMillis);
+  }
+
+  /** {@code maxStreamsPerPrincipal}: one principal's share of the streams, so one token cannot take them all. */
+  public OrderEventsResource(OrderQueries queries, Principals principals, int maxStreams, int maxStreamsPerPrincipal,
+      long maxStreamMillis, long heartbeatMillis) {
     this.queries = queries;
     this.principals = principals;
-    this.streams = new Semaphore(maxStreams);
+    this.streams = new PrincipalSlots(maxStreams, maxStreamsPerPrincipal);
     this.maxStreamMillis = maxStreamMillis;
     this.heartbeatMillis = heartbeatMillis;
   }
@@ -66,28 +71,37 @@ public class OrderEventsResource {
 
   /** Streams open right now (the metric flashsale.sse.open). */
   public int openStreams(int max) {
-    return max - streams.availablePermits();
+    return streams.inUse();
   }
 
   @GET
   @Produces("text/event-stream")
-  public Response events(@Auth Caller caller, @PathParam("id") String id, @HeaderParam("Last-Event-ID") String lastEventId) {
+  public Response events(@Auth Caller caller, @PathParam("id") String id, @HeaderParam("Last-Event-ID") String lastEventId,
+      @jakarta.ws.rs.core.Context jakarta.ws.rs.core.Request request) {
     OrderDetails o = OwnOrders.require(queries, caller, id);
+    if ("HEAD".equals(request.getMethod())) {
+      // no stream will be written, so no slot is taken (a StreamingOutput never written never gives one back)
+      return Response.ok().type("text/event-stream").header("Cache-Control", "no-cache").build();
+    }
     int after;
     try {
       after = lastEventId == null || lastEventId.isBlank() ? 0 : Integer.parseInt(lastEventId.trim());
     } catch (NumberFormatException e) {
       throw ApiError.badRequest("INVALID_LAST_EVENT_ID", "Last-Event-ID must be an order version");
     }
-    if (!streams.tryAcquire()) {
+    PrincipalSlots.Slot slot = streams.tryAcquire(caller);
+    if (slot.refusal() == PrincipalSlots.Refusal.SERVICE_FULL) {
       return ApiError.unavailable(5, new ErrorBody("STREAMS_EXHAUSTED", "too many open event streams; retry later"));
+    }
+    if (slot.refusal() == PrincipalSlots.Refusal.PRINCIPAL_FULL) {
+      return ApiError.tooMany(5, new ErrorBody("STREAMS_PER_PRINCIPAL", "this principal's event streams are all open; retry later"));
     }
     int from = after;
     StreamingOutput body = out -> {
       try {
         stream(caller, o, from, out);
       } finally {
-        streams.release();
+        slot.release();
       }
     };
     return Response.ok(body, "text/event-stream").header("Cache-Control", "no-cache").build();

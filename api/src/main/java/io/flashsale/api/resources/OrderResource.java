@@ -84,7 +84,8 @@ public class OrderResource {
   private final Counter gateFromDatabase = new Counter();
   /** Bounded admission: a sale-day spike is refused at once instead of queueing (docs/DESIGN.md §Overload). */
   private final CreateAdmission admission;
-  private final java.util.concurrent.Semaphore exports;
+  /** Exports streaming at once, each holding a pooled connection: a global cap and a share per principal. */
+  private final PrincipalSlots exports;
 
   public OrderResource(Orders orders, OrderQueries queries, Skus skus, int maxCreatesInFlight, int maxExports) {
     this(orders, queries, skus, null, maxCreatesInFlight, maxExports);
@@ -102,13 +103,23 @@ public class OrderResource {
 
   public OrderResource(Orders orders, OrderQueries queries, Skus skus, StockView stockView, PrincipalView principalView,
       CreateAdmission admission, int maxExports) {
+    this(orders, queries, skus, stockView, principalView, admission, maxExports, defaultExportShare(maxExports));
+  }
+
+  /** One principal's share of the exports when none is configured: half of them, at least one. */
+  static int defaultExportShare(int maxExports) {
+    return Math.max(1, maxExports / 2);
+  }
+
+  public OrderResource(Orders orders, OrderQueries queries, Skus skus, StockView stockView, PrincipalView principalView,
+      CreateAdmission admission, int maxExports, int maxExportsPerPrincipal) {
     this.orders = orders;
     this.queries = queries;
     this.skus = skus;
     this.stockView = stockView;
     this.principalView = principalView;
     this.admission = admission;
-    this.exports = new java.util.concurrent.Semaphore(maxExports);
+    this.exports = new PrincipalSlots(maxExports, maxExportsPerPrincipal);
   }
 
   @POST
@@ -249,10 +260,18 @@ public class OrderResource {
   @GET
   @Path("/export.csv")
   @Produces("text/csv")
-  public Response export(@Auth Caller caller) {
+  public Response export(@Auth Caller caller, @jakarta.ws.rs.core.Context jakarta.ws.rs.core.Request request) {
+    if ("HEAD".equals(request.getMethod())) {
+      // no body will be written, so no slot is taken (a StreamingOutput never written never gives one back)
+      return Response.ok().type("text/csv").header("Content-Disposition", "attachment; filename=orders.csv").build();
+    }
     // each export holds a pooled connection while it streams: bound them so the pool stays for orders
-    if (!exports.tryAcquire()) {
+    PrincipalSlots.Slot slot = exports.tryAcquire(caller);
+    if (slot.refusal() == PrincipalSlots.Refusal.SERVICE_FULL) {
       return ApiError.unavailable(5, new ErrorBody("EXPORTS_EXHAUSTED", "too many exports running; retry later"));
+    }
+    if (slot.refusal() == PrincipalSlots.Refusal.PRINCIPAL_FULL) {
+      return ApiError.tooMany(5, new ErrorBody("EXPORTS_PER_PRINCIPAL", "this principal's exports are all running; retry later"));
     }
     StreamingOutput body = out -> {
       openExports.incrementAndGet();
@@ -271,7 +290,7 @@ public class OrderResource {
         throw aborted;
       } finally {
         openExports.decrementAndGet();
-        exports.release();
+        slot.release();
       }
     };
     return Response.ok(body, "text/csv").header("Content-Disposition", "attachment; filename=orders.csv").build();
