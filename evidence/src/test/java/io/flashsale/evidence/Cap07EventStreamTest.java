@@ -49,10 +49,12 @@ class Cap07EventStreamTest {
     // capacity (CAP-09); closed streams are noticed at the next keep-alive write
     ev.check(stack.within(() -> openStreams() == 0, 10_000), "the closed streams released their permits");
     // HEAD writes no stream, so it takes no slot: more HEADs than slots, and every slot is still free
-    java.net.http.HttpClient plain = java.net.http.HttpClient.newHttpClient();
+    java.net.http.HttpClient plain = java.net.http.HttpClient.newBuilder().version(java.net.http.HttpClient.Version.HTTP_1_1)
+        .build();
     for (int i = 0; i < 3; i++) {
       java.net.http.HttpResponse<Void> head = plain.send(java.net.http.HttpRequest.newBuilder(
               java.net.URI.create("http://127.0.0.1:" + port + "/orders/" + id + "/events"))
+          .timeout(java.time.Duration.ofSeconds(10))
           .header("Authorization", "Bearer " + owner.token()).header("Accept", "text/event-stream")
           .method("HEAD", java.net.http.HttpRequest.BodyPublishers.noBody()).build(),
           java.net.http.HttpResponse.BodyHandlers.discarding());

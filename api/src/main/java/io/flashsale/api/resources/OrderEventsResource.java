@@ -77,9 +77,9 @@ public class OrderEventsResource {
   @GET
   @Produces("text/event-stream")
   public Response events(@Auth Caller caller, @PathParam("id") String id, @HeaderParam("Last-Event-ID") String lastEventId,
-      @jakarta.ws.rs.core.Context jakarta.ws.rs.core.Request request) {
+      @jakarta.ws.rs.core.Context jakarta.servlet.http.HttpServletRequest request) {
     OrderDetails o = OwnOrders.require(queries, caller, id);
-    if ("HEAD".equals(request.getMethod())) {
+    if (OwnOrders.isHead(request)) {
       // no stream will be written, so no slot is taken (a StreamingOutput never written never gives one back)
       return Response.ok().type("text/event-stream").header("Cache-Control", "no-cache").build();
     }

@@ -260,8 +260,8 @@ public class OrderResource {
   @GET
   @Path("/export.csv")
   @Produces("text/csv")
-  public Response export(@Auth Caller caller, @jakarta.ws.rs.core.Context jakarta.ws.rs.core.Request request) {
-    if ("HEAD".equals(request.getMethod())) {
+  public Response export(@Auth Caller caller, @jakarta.ws.rs.core.Context jakarta.servlet.http.HttpServletRequest request) {
+    if (OwnOrders.isHead(request)) {
       // no body will be written, so no slot is taken (a StreamingOutput never written never gives one back)
       return Response.ok().type("text/csv").header("Content-Disposition", "attachment; filename=orders.csv").build();
     }

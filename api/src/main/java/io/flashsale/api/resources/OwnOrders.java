@@ -29,6 +29,16 @@ final class OwnOrders {
     return o;
   }
 
+  /**
+   * Whether the request on the wire is a HEAD. Jersey answers a HEAD with the GET method and reports
+   * GET as its method, then discards the body: a streamed body (an event stream, an export) would
+   * still run and hold its slot, so those resources ask the servlet request. None (an in-memory
+   * test container): not a HEAD.
+   */
+  static boolean isHead(jakarta.servlet.http.HttpServletRequest request) {
+    return request != null && "HEAD".equals(request.getMethod());
+  }
+
   private static jakarta.ws.rs.WebApplicationException notFound() {
     return ApiError.exception(404, "ORDER_NOT_FOUND", "no such order");
   }
