@@ -508,8 +508,11 @@ public final class Load implements AutoCloseable {
     boolean fromWrk = Wrk.onPath() && !notices.isEmpty();
     Storm storm = fromWrk
         ? wrkStorm(notices, clients, () -> count(arrivalsOfTheStorm, sku) >= total) : javaStorm(notices, clients);
+    // wrk is interrupted once every notice has its row, with requests still in flight: the service
+    // records those after it, so the arrivals are counted once they stopped growing, and every one
+    // of them must get its effect (counting them earlier left the late ones out of the wait)
     long applied = awaitCount(arrivalsOfTheStorm + " AND n.effect IS NOT NULL",
-        Math.max(storm.answered(), count(arrivalsOfTheStorm, sku)), sku);
+        Math.max(storm.answered(), settledCount(arrivalsOfTheStorm, sku)), sku);
     mark(MARK_END);
     // the arrivals, those answered at arrival (their effect came with the INSERT: applied_at =
     // received_at), and the service's own clock: first to last arrival, and to the last effect
@@ -781,6 +784,22 @@ public final class Load implements AutoCloseable {
       }
       return null;
     });
+  }
+
+  /** The count once it has not grown for a second (bounded by the convergence wait). */
+  private long settledCount(String sql, String arg) throws InterruptedException {
+    long deadline = System.nanoTime() + CONVERGE.toNanos();
+    long n = count(sql, arg);
+    long stableSince = System.nanoTime();
+    while (System.nanoTime() - stableSince < Duration.ofSeconds(1).toNanos() && System.nanoTime() < deadline) {
+      Thread.sleep(100);
+      long now = count(sql, arg);
+      if (now != n) {
+        n = now;
+        stableSince = System.nanoTime();
+      }
+    }
+    return n;
   }
 
   private long awaitCount(String sql, long expected, String arg) throws InterruptedException {
