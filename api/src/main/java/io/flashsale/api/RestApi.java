@@ -118,7 +118,7 @@ public final class RestApi {
     env.jersey().register(callbacks);
     env.metrics().register("flashsale.callbacks.answeredAtArrival", callbacks.answeredAtArrival());
     env.jersey().register(new OpenApiResource());
-    env.metrics().register("flashsale.sse.open", (Gauge<Integer>) () -> eventsResource.openStreams(s.maxEventStreams()));
+    env.metrics().register("flashsale.sse.open", (Gauge<Integer>) () -> eventsResource.openStreams());
     env.metrics().register("flashsale.exports.open", (Gauge<Integer>) orderResource::openExports);
     env.metrics().register("flashsale.gate.soldOutFromView", orderResource.gateFromView());
     env.metrics().register("flashsale.gate.databaseReads", orderResource.gateFromDatabase());

@@ -128,7 +128,8 @@ class X22AdminTaskValidationTest {
     ev.check(noHeader.body().contains("REQUESTED_BY_REQUIRED"), "its code: " + noHeader.body());
     // however the path is spelt: Jetty decodes and normalises it before it picks the task
     for (String path : List.of("/%74asks/sku", "/./tasks/sku", "/x/../tasks/sku", "/tasks;x/sku")) {
-      String answer = rawRequestWithout("POST " + path + "?tenant=t1&sku=sku-x22-door&total=0 HTTP/1.1");
+      String answer = rawRequest("POST " + path + "?tenant=t1&sku=sku-x22-door&total=0 HTTP/1.1",
+          "127.0.0.1:" + stack.adminPort(), false);
       ev.check(answer.startsWith("HTTP/1.1 400") && answer.contains("REQUESTED_BY_REQUIRED"),
           "POST " + path + " without X-Requested-By → 400: " + answer.lines().findFirst().orElse(""));
     }
@@ -145,23 +146,19 @@ class X22AdminTaskValidationTest {
         "Host: localhost is the operator's");
   }
 
-  /** One request over a socket without X-Requested-By, its path as given (the JDK's client would normalise it). */
-  private static String rawRequestWithout(String requestLine) throws Exception {
-    try (java.net.Socket socket = new java.net.Socket("127.0.0.1", stack.adminPort())) {
-      socket.setSoTimeout(10_000);
-      String request = requestLine + "\r\nHost: 127.0.0.1:" + stack.adminPort() + "\r\nContent-Length: 0\r\n"
-          + "Connection: close\r\n\r\n";
-      socket.getOutputStream().write(request.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
-      return new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-    }
+  private static String rawRequest(String requestLine, String host) throws Exception {
+    return rawRequest(requestLine, host, true);
   }
 
-  /** One request over a socket, so the Host header is the one given (the JDK's client sets its own). */
-  private static String rawRequest(String requestLine, String host) throws Exception {
+  /**
+   * One request over a socket, its path and Host as given (the JDK's client would normalise the
+   * one and set the other), with or without X-Requested-By.
+   */
+  private static String rawRequest(String requestLine, String host, boolean requestedBy) throws Exception {
     try (java.net.Socket socket = new java.net.Socket("127.0.0.1", stack.adminPort())) {
       socket.setSoTimeout(10_000);
-      String request = requestLine + "\r\nHost: " + host + "\r\nX-Requested-By: x22\r\nContent-Length: 0\r\n"
-          + "Connection: close\r\n\r\n";
+      String request = requestLine + "\r\nHost: " + host + (requestedBy ? "\r\nX-Requested-By: x22" : "")
+          + "\r\nContent-Length: 0\r\nConnection: close\r\n\r\n";
       socket.getOutputStream().write(request.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
       return new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
     }

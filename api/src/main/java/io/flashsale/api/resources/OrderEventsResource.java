@@ -70,7 +70,7 @@ public class OrderEventsResource {
   }
 
   /** Streams open right now (the metric flashsale.sse.open). */
-  public int openStreams(int max) {
+  public int openStreams() {
     return streams.inUse();
   }
 
