@@ -146,19 +146,21 @@ public final class RestApi {
       env.healthChecks().register("principal-view", Checks.view(view));
     }
 
-    // errors answered before Jersey (bad path, undeclared method) are JSON with a stable code too
+    // errors answered before Jersey (bad path, undeclared method) are problem details with a stable code too
     JsonErrorHandler.install(env);
     env.servlets().addFilter("undeclared-methods", new UndeclaredMethodFilter(OpenApiResource.load()))
         .addMappingForUrlPatterns(EnumSet.of(DispatcherType.REQUEST), true, "/*");
 
     // first on the admin port: the Host check (local default) or the credential, and the task header
+    // the admin port's own errors (an unknown task, a wrong method) too
+    env.getAdminContext().setErrorHandler(new JsonErrorHandler());
     env.admin().addFilter("admin-guard", new AdminGuard(s.localDefault(), s.adminToken())).addMappingForUrlPatterns(
         EnumSet.of(DispatcherType.REQUEST), false, "/*");
     env.admin().addTask(new SkuTask(skus));
     env.admin().addTask(new RevokeTask(principals));
     env.admin().addTask(new UnrevokeTask(principals));
     env.admin().addTask(new ReconcileTask(d.reconciler(), d.audit(), d.repair()));
-    // refused task calls answer a JSON 4xx instead of the TaskServlet's 500 (see AdminTask)
+    // refused task calls answer a 4xx problem detail instead of the TaskServlet's 500 (see AdminTask)
     env.admin().addFilter("task-errors", new TaskErrors()).addMappingForUrlPatterns(
         EnumSet.of(DispatcherType.REQUEST), true, "/tasks/*");
 

@@ -9,7 +9,7 @@ import io.flashsale.persistence.Database;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
+import io.flashsale.problem.Problem;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.util.Map;
@@ -137,11 +137,12 @@ public final class FulfillmentConsumer implements Managed, Shipments {
 
   private void handle(HttpExchange ex) throws IOException {
     int status;
-    String body;
+    byte[] body;
     try {
       if (!"POST".equals(ex.getRequestMethod())) {
+        ex.getResponseHeaders().set("Allow", "POST");
         status = 405;
-        body = "{\"error\":\"METHOD_NOT_ALLOWED\"}";
+        body = problem(Problem.of(405, "METHOD_NOT_ALLOWED", "events are POSTed"), ex);
       } else {
         JsonNode e = JSON.readTree(ex.getRequestBody().readAllBytes());
         // integers that fit the columns: a wider one would wrap around to another event id or version
@@ -149,25 +150,32 @@ public final class FulfillmentConsumer implements Managed, Shipments {
             || !e.path("order_id").isTextual() || !e.path("event_type").isTextual()
             || !e.path("order_version").isIntegralNumber() || !e.path("order_version").canConvertToInt()) {
           status = 400;
-          body = "{\"error\":\"BAD_EVENT\"}";
+          body = problem(Problem.of(400, "BAD_EVENT",
+              "an event needs event_id and order_version (integers) and order_id and event_type (strings)"), ex);
         } else {
           String effect = receive(e.path("event_id").asLong(), e.path("order_id").asText(),
               e.path("event_type").asText(), e.path("order_version").asInt());
           status = 200;
-          body = "{\"effect\":\"" + effect + "\"}";
+          body = JSON.writeValueAsBytes(java.util.Map.of("effect", effect));
+          ex.getResponseHeaders().set("Content-Type", "application/json");
         }
       }
     } catch (IOException | RuntimeException e) {
       log.error("fulfillment event failed", e);
       status = e instanceof com.fasterxml.jackson.core.JsonProcessingException ? 400 : 500;
-      body = status == 400 ? "{\"error\":\"MALFORMED_JSON\"}" : "{\"error\":\"INTERNAL\"}";
+      body = problem(status == 400 ? Problem.of(400, "MALFORMED_JSON", "the request body is not valid JSON")
+          : Problem.of(500, "INTERNAL", "internal error"), ex);
     }
-    byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
-    ex.getResponseHeaders().set("Content-Type", "application/json");
-    ex.sendResponseHeaders(status, bytes.length);
+    ex.sendResponseHeaders(status, body.length);
     try (OutputStream out = ex.getResponseBody()) {
-      out.write(bytes);
+      out.write(body);
     }
+  }
+
+  /** An error answer: an RFC 9457 problem detail, like the API's. */
+  private static byte[] problem(Problem p, HttpExchange ex) {
+    ex.getResponseHeaders().set("Content-Type", Problem.MEDIA_TYPE);
+    return p.toJson();
   }
 
   @Override

@@ -4,6 +4,7 @@ import io.dropwizard.auth.AuthFilter;
 import io.flashsale.api.core.ApiError;
 import jakarta.annotation.Priority;
 import jakarta.ws.rs.Priorities;
+import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.container.ContainerRequestContext;
 import jakarta.ws.rs.core.Cookie;
 import jakarta.ws.rs.core.HttpHeaders;
@@ -30,13 +31,14 @@ public final class SessionAuthFilter extends AuthFilter<String, Caller> {
     String header = request.getHeaderString(HttpHeaders.AUTHORIZATION);
     if (header != null) {
       String token = header.regionMatches(true, 0, "Bearer ", 0, 7) ? header.substring(7).trim() : null;
-      if (token == null || !authenticate(request, token, "Bearer")) throw unauthorized();
+      if (token == null || token.isEmpty()) throw unauthorized();
+      if (!authenticate(request, token, "Bearer")) throw invalidToken();
       return;
     }
     Cookie cookie = request.getCookies().get(COOKIE);
     if (cookie == null) throw unauthorized();
     // authentication first: a forged or expired cookie is 401 (log in again), not a CSRF refusal
-    if (!authenticate(request, cookie.getValue(), "Cookie")) throw unauthorized();
+    if (!authenticate(request, cookie.getValue(), "Cookie")) throw invalidToken();
     if (!SAFE.contains(request.getMethod())) {
       String given = request.getHeaderString(CSRF_HEADER);
       String expected = tokens.csrfFor(cookie.getValue());
@@ -48,8 +50,17 @@ public final class SessionAuthFilter extends AuthFilter<String, Caller> {
     }
   }
 
+  /** No token presented (or not as a bearer token). */
   private RuntimeException unauthorized() {
     return unauthorizedHandler.buildException(prefix, realm);
+  }
+
+  /** A token presented and refused: the challenge adds error="invalid_token". */
+  private RuntimeException invalidToken() {
+    if (unauthorizedHandler instanceof JsonUnauthorizedHandler json) {
+      return new WebApplicationException(json.invalidToken());
+    }
+    return unauthorized();
   }
 
   public static final class Builder extends AuthFilterBuilder<String, Caller, SessionAuthFilter> {

@@ -1,7 +1,6 @@
 package io.flashsale.api.core;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
-import io.flashsale.api.representations.ErrorBody;
 import io.flashsale.persistence.Database;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.Response;
@@ -10,7 +9,7 @@ import java.util.UUID;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Every failure becomes a JSON error with a stable code; internals go to the log only. */
+/** Every failure becomes a problem detail with a stable code; internals go to the log only. */
 public final class ErrorMappers {
   private static final Logger log = LoggerFactory.getLogger(ErrorMappers.class);
 
@@ -37,6 +36,8 @@ public final class ErrorMappers {
           values.forEach(v -> out.header(name, v));
         }
       });
+      // every 401 says how to authenticate
+      if (status == 401 && !r.getHeaders().containsKey("WWW-Authenticate")) out.header("WWW-Authenticate", ApiError.BUYER_CHALLENGE);
       return out.build();
     }
 
@@ -66,8 +67,8 @@ public final class ErrorMappers {
     public Response toResponse(Database.DatabaseException e) {
       if (e instanceof Database.DataError || !isOutage(e)) return new Unexpected().toResponse(e);
       log.warn("database unavailable (SQLState {}): {}", e.sqlState(), e.getMessage());
-      return ApiError.unavailable(1, new ErrorBody("DATABASE_UNAVAILABLE",
-          "the database did not answer; retry (with the same request_key or Idempotency-Key)"));
+      return ApiError.unavailable(1, "DATABASE_UNAVAILABLE",
+          "the database did not answer; retry (with the same request_key or Idempotency-Key)");
     }
   }
 

@@ -2,6 +2,7 @@ package io.flashsale.api.core;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.flashsale.problem.Problem;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -10,7 +11,6 @@ import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -21,8 +21,8 @@ import java.util.regex.Pattern;
 
 /**
  * Methods outside Dropwizard's allowed set (TRACE, CONNECT, anything invented) never reach Jersey:
- * they are answered here, ahead of Dropwizard's own filter (which answers a bare 405), as 405 JSON
- * METHOD_NOT_ALLOWED with the Allow header RFC 9110 requires, taken from the OpenAPI document
+ * they are answered here, ahead of Dropwizard's own filter (which answers a bare 405), as a 405 problem
+ * detail METHOD_NOT_ALLOWED with the Allow header RFC 9110 requires, taken from the OpenAPI document
  * (the contract, kept equal to the resources by its test); 404 NOT_FOUND for a path it does not have.
  */
 public final class UndeclaredMethodFilter implements Filter {
@@ -62,16 +62,15 @@ public final class UndeclaredMethodFilter implements Filter {
     HttpServletResponse response = (HttpServletResponse) res;
     String path = request.getRequestURI().substring(request.getContextPath().length());
     String methods = allowFor(path);
-    response.setContentType("application/json");
+    response.setContentType(Problem.MEDIA_TYPE);
     if (methods == null) {
       response.setStatus(404);
-      response.getOutputStream().write("{\"error\":\"NOT_FOUND\",\"message\":\"Not Found\"}".getBytes(StandardCharsets.UTF_8));
+      response.getOutputStream().write(Problem.of(404, "NOT_FOUND", "Not Found").toJson());
       return;
     }
     response.setStatus(405);
     response.setHeader("Allow", methods);
-    response.getOutputStream().write(
-        "{\"error\":\"METHOD_NOT_ALLOWED\",\"message\":\"Method Not Allowed\"}".getBytes(StandardCharsets.UTF_8));
+    response.getOutputStream().write(Problem.of(405, "METHOD_NOT_ALLOWED", "Method Not Allowed").toJson());
   }
 
   /** The Allow value for a request path (a literal path before a template), null when none matches. */

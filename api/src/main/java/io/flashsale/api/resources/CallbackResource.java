@@ -70,10 +70,12 @@ public class CallbackResource {
     if (secrets.isEmpty()) {
       // fail closed: without a secret no callback can be told from a forgery
       log.error("callback refused: no channel.callbackSecret is configured, so no signature can be checked");
-      throw ApiError.exception(401, "BAD_SIGNATURE", "callback signatures cannot be verified here");
+      throw ApiError.exception(ApiError.unauthorized(ApiError.CALLBACK_CHALLENGE, "BAD_SIGNATURE",
+          "callback signatures cannot be verified here"));
     }
     if (!signatureValid(signature, raw)) {
-      throw ApiError.exception(401, "BAD_SIGNATURE", "callback signature missing, stale or wrong");
+      throw ApiError.exception(ApiError.unauthorized(ApiError.CALLBACK_CHALLENGE, "BAD_SIGNATURE",
+          "callback signature missing, stale or wrong"));
     }
     JsonNode body;
     try {

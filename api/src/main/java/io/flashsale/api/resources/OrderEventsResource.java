@@ -1,6 +1,5 @@
 package io.flashsale.api.resources;
 
-import io.flashsale.api.representations.ErrorBody;
 import io.flashsale.api.representations.StatusChange;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -91,10 +90,10 @@ public class OrderEventsResource {
     }
     PrincipalSlots.Slot slot = streams.tryAcquire(caller);
     if (slot.refusal() == PrincipalSlots.Refusal.SERVICE_FULL) {
-      return ApiError.unavailable(5, new ErrorBody("STREAMS_EXHAUSTED", "too many open event streams; retry later"));
+      return ApiError.unavailable(5, "STREAMS_EXHAUSTED", "too many open event streams; retry later");
     }
     if (slot.refusal() == PrincipalSlots.Refusal.PRINCIPAL_FULL) {
-      return ApiError.tooMany(5, new ErrorBody("STREAMS_PER_PRINCIPAL", "this principal's event streams are all open; retry later"));
+      return ApiError.tooMany(5, "STREAMS_PER_PRINCIPAL", "this principal's event streams are all open; retry later");
     }
     int from = after;
     StreamingOutput body = out -> {

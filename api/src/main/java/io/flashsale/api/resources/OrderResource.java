@@ -1,7 +1,6 @@
 package io.flashsale.api.resources;
 
 import io.flashsale.api.representations.CommandAnswer;
-import io.flashsale.api.representations.ErrorBody;
 import io.flashsale.api.representations.OrderBody;
 import io.flashsale.api.representations.OrderPage;
 import io.flashsale.api.representations.OrderSummary;
@@ -268,10 +267,10 @@ public class OrderResource {
     // each export holds a pooled connection while it streams: bound them so the pool stays for orders
     PrincipalSlots.Slot slot = exports.tryAcquire(caller);
     if (slot.refusal() == PrincipalSlots.Refusal.SERVICE_FULL) {
-      return ApiError.unavailable(5, new ErrorBody("EXPORTS_EXHAUSTED", "too many exports running; retry later"));
+      return ApiError.unavailable(5, "EXPORTS_EXHAUSTED", "too many exports running; retry later");
     }
     if (slot.refusal() == PrincipalSlots.Refusal.PRINCIPAL_FULL) {
-      return ApiError.tooMany(5, new ErrorBody("EXPORTS_PER_PRINCIPAL", "this principal's exports are all running; retry later"));
+      return ApiError.tooMany(5, "EXPORTS_PER_PRINCIPAL", "this principal's exports are all running; retry later");
     }
     StreamingOutput body = out -> {
       openExports.incrementAndGet();
@@ -398,7 +397,7 @@ public class OrderResource {
   /** 503 with Retry-After: the engine is slow or away, the same request may be sent again. */
   private static jakarta.ws.rs.WebApplicationException engineUnavailable(String message) {
     return new jakarta.ws.rs.WebApplicationException(message,
-        ApiError.unavailable(1, new ErrorBody("ENGINE_UNAVAILABLE", message)));
+        ApiError.unavailable(1, "ENGINE_UNAVAILABLE", message));
   }
 
   /** A caller-view "no order" from any poll within its bound will do: the buyers this process saw order are noted at once. */
@@ -406,10 +405,14 @@ public class OrderResource {
     return System.nanoTime() - java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(principalView.boundMillis()) - 1;
   }
 
-  /** 503 OVERLOADED with Retry-After: nothing was written, the same key may be sent again. */
+  /**
+   * 503 OVERLOADED with Retry-After: nothing was written, the same key may be sent again. A create
+   * outcome (the source chapter's contract), so JSON with an outcome, not a problem detail.
+   */
   private Response overloadedAnswer() {
     overloaded.inc();
-    return ApiError.unavailable(1, new OutcomeBody("OVERLOADED", "too many orders in flight; retry with the same key"));
+    return Response.status(503).header("Retry-After", "1").type(MediaType.APPLICATION_JSON_TYPE)
+        .entity(new OutcomeBody("OVERLOADED", "too many orders in flight; retry with the same key")).build();
   }
 
   /**

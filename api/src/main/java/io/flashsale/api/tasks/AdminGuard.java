@@ -1,5 +1,7 @@
 package io.flashsale.api.tasks;
 
+import io.flashsale.api.core.ApiError;
+import io.flashsale.problem.Problem;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -64,7 +66,7 @@ public final class AdminGuard implements Filter {
     }
     boolean open = OPEN_READS.contains(path) && read;
     if (token != null && !open && !credentialValid(req.getHeader("Authorization"))) {
-      res.setHeader("WWW-Authenticate", "Bearer realm=\"admin\"");
+      res.setHeader("WWW-Authenticate", ApiError.ADMIN_CHALLENGE);
       refuse(res, 401, "ADMIN_UNAUTHORIZED", "the admin port needs Authorization: Bearer <auth.adminToken>");
       return;
     }
@@ -94,7 +96,7 @@ public final class AdminGuard implements Filter {
 
   private static void refuse(HttpServletResponse res, int status, String code, String message) throws IOException {
     res.setStatus(status);
-    res.setContentType("application/json");
-    res.getWriter().write("{\"error\":\"" + code + "\",\"message\":\"" + message + "\"}");
+    res.setContentType(Problem.MEDIA_TYPE);
+    res.getOutputStream().write(Problem.of(status, code, message).toJson());
   }
 }

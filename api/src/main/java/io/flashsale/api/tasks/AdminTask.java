@@ -2,9 +2,9 @@ package io.flashsale.api.tasks;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.dropwizard.servlets.tasks.Task;
+import io.flashsale.problem.Problem;
 import java.io.PrintWriter;
 import java.io.StringWriter;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -13,7 +13,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * An admin task whose refusals are JSON with a stable code and a 4xx status. Dropwizard's
+ * An admin task whose refusals are problem details (RFC 9457) with a stable code and a 4xx status. Dropwizard's
  * TaskServlet answers 500 with the exception's message for anything a task throws, so a task
  * does not throw: it answers the error through {@link TaskErrors.StatusWriter}, which the
  * {@link TaskErrors} filter hands to the servlet. Output is buffered until the task is done, so an
@@ -40,24 +40,20 @@ public abstract class AdminTask extends Task {
     } catch (TaskError e) {
       if (!(out instanceof TaskErrors.StatusWriter answer)) throw e;
       answer.status(e.status());
-      out.println(JSON.writeValueAsString(body(e.code(), e.getMessage(), e.parameter())));
+      out.println(JSON.writeValueAsString(problem(e.status(), e.code(), e.getMessage(), e.parameter())));
       return;
     } catch (Exception e) {
       if (!(out instanceof TaskErrors.StatusWriter answer)) throw e;
       String id = UUID.randomUUID().toString().substring(0, 8);
       log.error("task {} failed (error id {})", getName(), id, e);
       answer.status(500);
-      out.println(JSON.writeValueAsString(body("INTERNAL", "internal error, id " + id, null)));
+      out.println(JSON.writeValueAsString(problem(500, "INTERNAL", "internal error, id " + id, null)));
       return;
     }
     out.print(buffer);
   }
 
-  static Map<String, Object> body(String code, String message, String parameter) {
-    Map<String, Object> body = new LinkedHashMap<>();
-    body.put("error", code);
-    body.put("message", message);
-    if (parameter != null) body.put("parameter", parameter);
-    return body;
+  static Problem problem(int status, String code, String message, String parameter) {
+    return Problem.ofParameter(status, code, message, parameter);
   }
 }

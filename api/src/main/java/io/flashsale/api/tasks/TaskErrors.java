@@ -14,7 +14,7 @@ import java.util.function.IntConsumer;
 
 /**
  * Filter on the admin context's /tasks/*: the writer the TaskServlet gets from the response is a
- * {@link StatusWriter}, through which an {@link AdminTask} sets its error status and JSON type.
+ * {@link StatusWriter}, through which an {@link AdminTask} sets its error status and the problem detail type.
  */
 public final class TaskErrors implements Filter {
   @Override
@@ -32,7 +32,7 @@ public final class TaskErrors implements Filter {
       this.status = status;
     }
 
-    /** An error answer: this status, a JSON body. */
+    /** An error answer: this status, a problem detail body. */
     void status(int code) {
       status.accept(code);
     }
@@ -50,7 +50,7 @@ public final class TaskErrors implements Filter {
       if (writer == null) {
         writer = new StatusWriter(super.getWriter(), code -> {
           setStatus(code);
-          setContentType("application/json");
+          setContentType(io.flashsale.problem.Problem.MEDIA_TYPE);
         });
       }
       return writer;

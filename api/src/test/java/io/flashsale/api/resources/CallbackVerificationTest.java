@@ -3,7 +3,7 @@ package io.flashsale.api.resources;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import io.flashsale.api.representations.ErrorBody;
+import io.flashsale.problem.Problem;
 import io.flashsale.paymentchannel.CallbackSignatures;
 import jakarta.ws.rs.WebApplicationException;
 import java.nio.charset.StandardCharsets;
@@ -25,7 +25,10 @@ class CallbackVerificationTest {
           CallbackSignatures.header("any-secret", System.currentTimeMillis() / 1000, BODY)}) {
         WebApplicationException e = assertThrows(WebApplicationException.class, () -> resource.receive(signature, BODY));
         assertEquals(401, e.getResponse().getStatus());
-        assertEquals("BAD_SIGNATURE", ((ErrorBody) e.getResponse().getEntity()).error());
+        assertEquals("BAD_SIGNATURE", ((Problem) e.getResponse().getEntity()).code());
+        assertEquals("application/problem+json", e.getResponse().getMediaType().toString());
+        assertEquals("Signature realm=\"flashsale-callbacks\", header=\"X-Channel-Signature\"",
+            e.getResponse().getHeaderString("WWW-Authenticate"));
       }
     }
   }
