@@ -2,6 +2,7 @@ package io.flashsale.fulfillment;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -17,6 +18,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -222,8 +224,8 @@ class FulfillmentConsumerTest {
 
     Answer answer = deliver(body);
 
-    assertEquals(400, answer.status(), answer.toString());
-    assertFalse(answer.body().path("error").asText().isEmpty(), answer.toString());
+    assertProblem(400, answer.body().path("code").asText(), answer);
+    assertTrue(Set.of("BAD_EVENT", "MALFORMED_JSON").contains(answer.body().path("code").asText()), answer.toString());
     assertEquals(before, consumer.stored());
   }
 
@@ -236,7 +238,7 @@ class FulfillmentConsumerTest {
     Answer answer = send(HttpRequest.newBuilder(URI.create(consumer.url()))
         .method(method, HttpRequest.BodyPublishers.ofString(event.json())));
 
-    assertEquals(405, answer.status(), answer.toString());
+    assertProblem(405, "METHOD_NOT_ALLOWED", answer);
     assertEquals(before, consumer.stored());
     assertEffect("APPLIED", deliver(event.json()));
   }
@@ -251,7 +253,7 @@ class FulfillmentConsumerTest {
     try {
       Answer failed = deliver(paid.json());
 
-      assertEquals(500, failed.status(), failed.toString());
+      assertProblem(500, "INTERNAL", failed);
       assertEquals(before, consumer.stored());
     } finally {
       consumer.heal();
@@ -301,7 +303,7 @@ class FulfillmentConsumerTest {
     return consumer.effectsByEvent().getOrDefault(e.eventId(), List.of());
   }
 
-  private record Answer(int status, JsonNode body) {
+  private record Answer(int status, String contentType, JsonNode body) {
     String effect() {
       return body.path("effect").asText(null);
     }
@@ -315,11 +317,27 @@ class FulfillmentConsumerTest {
 
   private static Answer send(HttpRequest.Builder request) throws IOException, InterruptedException {
     HttpResponse<String> r = HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());
-    return new Answer(r.statusCode(), JSON.readTree(r.body()));
+    return new Answer(r.statusCode(), r.headers().firstValue("Content-Type").orElse(""), JSON.readTree(r.body()));
+  }
+
+  /** An error answer is an RFC 9457 problem detail, like the API's. */
+  private static void assertProblem(int status, String code, Answer answer) {
+    assertEquals(status, answer.status(), answer.toString());
+    assertEquals("application/problem+json", answer.contentType(), answer.toString());
+    JsonNode p = answer.body();
+    assertEquals(code, p.path("code").asText(), answer.toString());
+    assertEquals(code, p.path("error").asText(), answer.toString());
+    assertEquals("https://flashsale.dev/problems/" + code.toLowerCase(java.util.Locale.ROOT).replace('_', '-'),
+        p.path("type").asText(), answer.toString());
+    assertEquals(io.flashsale.problem.Problem.reasonPhrase(status), p.path("title").asText(), answer.toString());
+    assertEquals(status, p.path("status").asInt(), answer.toString());
+    assertTrue(p.path("detail").isTextual(), answer.toString());
+    assertFalse(p.has("message"), answer.toString());
   }
 
   private static void assertEffect(String effect, Answer answer) {
     assertEquals(200, answer.status(), answer.toString());
+    assertEquals("application/json", answer.contentType(), answer.toString());
     assertEquals(effect, answer.effect(), answer.toString());
   }
 }

@@ -100,7 +100,9 @@ class AuthAndBodyLimitHttpTest {
   }
 
   private static String error(HttpResponse<String> r) throws Exception {
-    return JSON.readTree(r.body()).path("error").asText();
+    String type = r.headers().firstValue("Content-Type").orElse("");
+    if (!type.startsWith("application/problem+json")) throw new AssertionError("not a problem detail: " + type + " " + r.body());
+    return JSON.readTree(r.body()).path("code").asText();
   }
 
   private static String json(int bytes) {

@@ -1,6 +1,7 @@
 package io.flashsale.api.core;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -93,10 +94,15 @@ class JsonErrorHandlerHttpTest {
     int before = CALLS.get();
     Raw r = send(target);
     assertEquals(400, r.status(), r.head());
-    assertTrue(r.head().toLowerCase().contains("content-type: application/json"), r.head());
+    assertTrue(r.head().toLowerCase().contains("content-type: application/problem+json"), r.head());
     JsonNode body = JSON.readTree(r.body());
+    assertEquals("BAD_REQUEST", body.path("code").asText(), "body: " + r.body());
     assertEquals("BAD_REQUEST", body.path("error").asText(), "body: " + r.body());
-    assertEquals("Bad Request", body.path("message").asText(), "body: " + r.body());
+    assertEquals("https://flashsale.dev/problems/bad-request", body.path("type").asText(), "body: " + r.body());
+    assertEquals("Bad Request", body.path("title").asText(), "body: " + r.body());
+    assertEquals(400, body.path("status").asInt(), "body: " + r.body());
+    assertEquals("Bad Request", body.path("detail").asText(), "body: " + r.body());
+    assertFalse(body.has("message"), "body: " + r.body());
     assertEquals(before, CALLS.get(), "no resource ran");
   }
 }

@@ -43,12 +43,22 @@ import org.junit.jupiter.api.Test;
  * The OpenAPI document (api/src/main/resources/openapi.json) is the contract: every JAX-RS
  * resource method has its path and operation there and every operation there has its method, with
  * the same path, query and header parameters, body and auth; response codes are plausible; every
- * error code the source can send is in the document's ErrorCode list.
+ * error code the source can send is in the document's ErrorCode list; every error answer is a
+ * problem detail (application/problem+json, Problem) but the order commands' outcomes; every 401
+ * declares WWW-Authenticate; every operation that reads or writes the database declares 503
+ * DATABASE_UNAVAILABLE with Retry-After.
  */
 class OpenApiContractTest {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final Set<String> HTTP_METHODS = Set.of("get", "put", "post", "delete", "options", "head", "patch", "trace");
   private static final JsonNode DOC = read();
+  /** Headers the authentication filter reads, documented on the operations but no resource parameter. */
+  private static final Set<String> FILTER_HEADERS = Set.of("x-csrf-token");
+  /** The one operation that never touches the database. */
+  private static final Set<String> WITHOUT_DATABASE = Set.of("GET /openapi.json");
+  /** Order outcomes answered with an error status: the source chapter's contract, application/json. */
+  private static final Set<String> OUTCOME_SCHEMAS = Set.of("CreateRefusal", "Overloaded", "CommandAnswer");
+  private static final Set<String> ORDER_COMMANDS = Set.of("POST /orders", "POST /orders/{id}/pay", "POST /orders/{id}/cancel");
 
   private static JsonNode read() {
     try {
@@ -113,7 +123,9 @@ class OpenApiContractTest {
         switch (r.path("in").asText()) {
           case "path" -> dPath.add(name);
           case "query" -> dQuery.add(name);
-          case "header" -> dHeader.add(name.toLowerCase());
+          case "header" -> {
+            if (!FILTER_HEADERS.contains(name.toLowerCase())) dHeader.add(name.toLowerCase());
+          }
           default -> throw new AssertionError(op.key() + ": unexpected parameter location " + r);
         }
       }
@@ -155,11 +167,21 @@ class OpenApiContractTest {
         JsonNode r = resolve(e.getValue());
         assertTrue(r.hasNonNull("description"), key + " " + status + " has a description");
         if (status >= 400) {
-          // an error answers JSON: the Error shape, or an order outcome for the order commands
-          JsonNode schema = r.path("content").path("application/json").path("schema");
-          assertFalse(schema.isMissingNode(), key + " " + status + " is JSON");
-          assertTrue(schema.toString().matches(".*#/components/schemas/(Error|CreateRefusal|Overloaded|CommandAnswer).*"),
-              key + " " + status + " answers Error or an outcome: " + schema);
+          // an error answers a problem detail; only the order commands answer an outcome (JSON) instead
+          JsonNode content = r.path("content");
+          assertTrue(content.size() > 0, key + " " + status + " has a body");
+          for (Iterator<Map.Entry<String, JsonNode>> c = content.fields(); c.hasNext(); ) {
+            Map.Entry<String, JsonNode> type = c.next();
+            String ref = type.getValue().path("schema").path("$ref").asText();
+            if (type.getKey().equals("application/problem+json")) {
+              assertEquals("#/components/schemas/Problem", ref, key + " " + status + " problem schema");
+            } else {
+              assertEquals("application/json", type.getKey(), key + " " + status + " answers " + type.getKey());
+              assertTrue(ORDER_COMMANDS.contains(key), key + " " + status + ": only the order commands answer an outcome");
+              assertTrue(OUTCOME_SCHEMAS.contains(ref.replace("#/components/schemas/", "")),
+                  key + " " + status + ": application/json only for an order outcome: " + ref);
+            }
+          }
         }
       }
       assertTrue(success, key + " has a 2xx answer");
@@ -169,6 +191,86 @@ class OpenApiContractTest {
         assertTrue(responses.has("403"), key + " needs a token: 403 (revoked, CSRF) documented");
       }
     });
+  }
+
+  @Test
+  void everyErrorIsAProblemDetailButTheOrderOutcomes() {
+    JsonNode problem = DOC.at("/components/schemas/Problem");
+    Set<String> required = new TreeSet<>();
+    problem.path("required").forEach(n -> required.add(n.asText()));
+    assertEquals(new TreeSet<>(Set.of("type", "title", "status", "detail", "code", "error")), required);
+    assertEquals("#/components/schemas/ErrorCode", problem.at("/properties/code/$ref").asText());
+    assertEquals("#/components/schemas/ErrorCode", problem.at("/properties/error/$ref").asText());
+    assertFalse(problem.path("properties").has("message"), "message is the detail now");
+    assertTrue(DOC.at("/components/schemas/Error").isMissingNode(), "no other error shape");
+    int errors = 0;
+    for (Map.Entry<String, JsonNode> op : documentedOperations().entrySet()) {
+      for (Iterator<Map.Entry<String, JsonNode>> it = op.getValue().path("responses").fields(); it.hasNext(); ) {
+        Map.Entry<String, JsonNode> e = it.next();
+        if (Integer.parseInt(e.getKey()) < 400) continue;
+        JsonNode content = resolve(e.getValue()).path("content");
+        boolean outcome = ORDER_COMMANDS.contains(op.getKey()) && !content.has("application/problem+json");
+        if (outcome) continue; // SOLD_OUT, USER_LIMIT, UNKNOWN_SKU, KEY_REUSED, REJECTED: no errors, outcomes
+        errors++;
+        assertEquals("#/components/schemas/Problem", content.at("/application~1problem+json/schema/$ref").asText(),
+            op.getKey() + " " + e.getKey() + " is a problem detail");
+      }
+    }
+    assertTrue(errors > 30, "error responses found: " + errors);
+  }
+
+  @Test
+  void every401SaysHowToAuthenticate() {
+    documentedOperations().forEach((key, d) -> {
+      JsonNode r = d.path("responses").path("401");
+      if (r.isMissingNode()) return;
+      JsonNode header = resolve(resolve(r).path("headers").path("WWW-Authenticate"));
+      assertFalse(header.isMissingNode(), key + " 401 declares WWW-Authenticate");
+      assertTrue(header.path("required").asBoolean(), key + " 401 always sends WWW-Authenticate");
+    });
+    String callback = resolve(DOC.at("/paths/~1callbacks~1payment/post/responses/401")).path("description").asText();
+    assertTrue(callback.contains("Signature realm=\"flashsale-callbacks\""), callback);
+  }
+
+  @Test
+  void everyOperationOnTheDatabaseDeclares503DatabaseUnavailableWithRetryAfter() {
+    documentedOperations().forEach((key, d) -> {
+      if (WITHOUT_DATABASE.contains(key)) return;
+      JsonNode r = resolve(d.path("responses").path("503"));
+      assertFalse(r.isMissingNode(), key + " declares 503");
+      assertTrue(r.path("description").asText().contains("DATABASE_UNAVAILABLE"), key + " 503 names DATABASE_UNAVAILABLE");
+      JsonNode retryAfter = resolve(r.path("headers").path("Retry-After"));
+      assertTrue(retryAfter.path("required").asBoolean(), key + " 503 always sends Retry-After");
+      assertEquals("#/components/schemas/Problem", r.at("/content/application~1problem+json/schema/$ref").asText(),
+          key + " 503 DATABASE_UNAVAILABLE is a problem detail");
+    });
+  }
+
+  @Test
+  void theUnsafeCookieOperationsDeclareTheCsrfHeader() {
+    documentedOperations().forEach((key, d) -> {
+      JsonNode security = d.has("security") ? d.get("security") : DOC.get("security");
+      boolean unsafe = !key.startsWith("GET ") && !key.startsWith("HEAD ") && !key.startsWith("OPTIONS ");
+      boolean declared = false;
+      for (JsonNode p : d.path("parameters")) {
+        JsonNode r = resolve(p);
+        if (r.path("in").asText().equals("header") && r.path("name").asText().equalsIgnoreCase("X-CSRF-Token")) {
+          declared = true;
+          assertFalse(r.path("required").asBoolean(), key + ": X-CSRF-Token is optional (bearer callers send none)");
+        }
+      }
+      assertEquals(unsafe && security.size() > 0, declared, key + " declares X-CSRF-Token iff cookie-authenticated and unsafe");
+    });
+  }
+
+  @Test
+  void theExportNamesItsFileAndTheStreamItsEvents() {
+    JsonNode header = resolve(DOC.at("/paths/~1orders~1export.csv/get/responses/200/headers/Content-Disposition"));
+    assertTrue(header.path("required").asBoolean(), "the export's Content-Disposition: " + header);
+    String events = DOC.at("/paths/~1orders~1{id}~1events/get/description").asText();
+    for (String event : List.of("'transition'", "'expired'", "'revoked'")) {
+      assertTrue(events.contains(event), "the event stream's description names " + event);
+    }
   }
 
   /** The chapter's create contract: 201 CREATED for the call that made the order, 200 REPLAY for its retries. */
@@ -198,13 +300,17 @@ class OpenApiContractTest {
     Set<String> documented = new TreeSet<>();
     DOC.at("/components/schemas/ErrorCode/enum").forEach(n -> documented.add(n.asText()));
     Set<String> used = new TreeSet<>();
-    Pattern call = Pattern.compile("ApiError\\.(?:exception|badRequest|response)\\(\\s*(?:\\d+\\s*,\\s*)?\"([A-Z_]+)\"");
+    Pattern call = Pattern.compile(
+        "ApiError\\.(?:exception|badRequest|response|unauthorized|unavailable|tooMany)\\(\\s*(?:[\\w.]+\\s*,\\s*)?\"([A-Z_]+)\"");
+    Pattern problem = Pattern.compile("Problem\\.of\\(\\s*\\d+\\s*,\\s*\"([A-Z_]+)\"");
     Pattern entry = Pattern.compile("\"error\",\\s*\"([A-Z_]+)\"");
     Pattern mapped = Pattern.compile("->\\s*\"([A-Z_]+)\"");
     try (Stream<java.nio.file.Path> files = Files.walk(Paths.get("src/main/java"))) {
       for (java.nio.file.Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
         String src = Files.readString(f);
-        for (Pattern p : List.of(call, entry)) {
+        // the admin port's codes (tasks/) are not the REST API's
+        if (f.toString().contains("/tasks/")) continue;
+        for (Pattern p : List.of(call, entry, problem)) {
           Matcher m = p.matcher(src);
           while (m.find()) used.add(m.group(1));
         }

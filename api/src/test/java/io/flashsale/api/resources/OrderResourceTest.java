@@ -163,16 +163,29 @@ class OrderResourceTest {
     }
   }
 
-  /** The error shape every refusal has: {error, message} only, the given code, nothing internal. */
+  /**
+   * The shape every refusal has: an RFC 9457 problem detail as application/problem+json, {type,
+   * title, status, detail, code, error} only, the given code (error its alias), nothing internal;
+   * a 401 says how to authenticate.
+   */
   private static JsonNode assertError(Response r, int status, String code) {
     String body = r.readEntity(String.class);
     assertEquals(status, r.getStatus(), body);
-    assertTrue(r.getMediaType().isCompatible(MediaType.APPLICATION_JSON_TYPE), r.getMediaType() + " " + body);
+    assertEquals(MediaType.valueOf("application/problem+json"), r.getMediaType(), body);
     assertNoInternals(body);
     JsonNode error = parse(body);
-    assertEquals(Set.of("error", "message"), fieldNames(error), body);
+    assertEquals(Set.of("type", "title", "status", "detail", "code", "error"), fieldNames(error), body);
+    assertEquals(code, error.get("code").asText(), body);
     assertEquals(code, error.get("error").asText(), body);
-    assertTrue(error.get("message").isTextual(), body);
+    assertEquals("https://flashsale.dev/problems/" + code.toLowerCase(java.util.Locale.ROOT).replace('_', '-'),
+        error.get("type").asText(), body);
+    assertEquals(r.getStatusInfo().getReasonPhrase(), error.get("title").asText(), body);
+    assertEquals(status, error.get("status").asInt(), body);
+    assertTrue(error.get("detail").isTextual(), body);
+    if (status == 401) {
+      assertTrue(String.valueOf(r.getHeaderString("WWW-Authenticate")).startsWith("Bearer realm=\"flashsale\""),
+          "401 with the buyer API's challenge: " + r.getHeaderString("WWW-Authenticate"));
+    }
     return error;
   }
 
@@ -360,7 +373,12 @@ class OrderResourceTest {
     refused.add(null);
     refused.addAll(List.of("Bearer " + forged, "Bearer " + expired, "Bearer ", "Basic " + token, token));
     for (String authorization : refused) {
-      assertError(call.send(authorization), 401, "UNAUTHENTICATED");
+      Response r = call.send(authorization);
+      // a token presented and refused is invalid_token; none (or not a bearer token) only the challenge
+      boolean presented = authorization != null && authorization.startsWith("Bearer ") && authorization.length() > 7;
+      assertEquals(presented ? "Bearer realm=\"flashsale\", error=\"invalid_token\"" : "Bearer realm=\"flashsale\"",
+          r.getHeaderString("WWW-Authenticate"), String.valueOf(authorization));
+      assertError(r, 401, "UNAUTHENTICATED");
     }
     verifyNoCollaboratorCalled();
   }

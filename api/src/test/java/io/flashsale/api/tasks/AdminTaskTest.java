@@ -95,7 +95,7 @@ class AdminTaskTest {
   }
 
   @Test
-  void throughTheFilterARefusalIsJsonWithItsStatus() throws Exception {
+  void throughTheFilterARefusalIsAProblemDetailWithItsStatus() throws Exception {
     StringWriter body = new StringWriter();
     int[] status = {200};
     TaskErrors.StatusWriter out = new TaskErrors.StatusWriter(body, s -> status[0] = s);
@@ -103,13 +103,18 @@ class AdminTaskTest {
     out.flush();
     assertEquals(400, status[0]);
     JsonNode json = JSON.readTree(body.toString());
+    assertEquals("INVALID_PARAMETER", json.path("code").asText());
     assertEquals("INVALID_PARAMETER", json.path("error").asText());
+    assertEquals("https://flashsale.dev/problems/invalid-parameter", json.path("type").asText());
+    assertEquals("Bad Request", json.path("title").asText());
+    assertEquals(400, json.path("status").asInt());
+    assertTrue(json.path("detail").isTextual(), body.toString());
     assertEquals("total", json.path("parameter").asText());
     assertFalse(body.toString().contains("Exception"), body.toString());
   }
 
   @Test
-  void throughTheFilterAnUnexpectedFailureIsJson500WithoutDetails() throws Exception {
+  void throughTheFilterAnUnexpectedFailureIsAProblem500WithoutDetails() throws Exception {
     StringWriter body = new StringWriter();
     int[] status = {200};
     TaskErrors.StatusWriter out = new TaskErrors.StatusWriter(body, s -> status[0] = s);
@@ -118,8 +123,12 @@ class AdminTaskTest {
     out.flush();
     assertEquals(500, status[0]);
     JsonNode json = JSON.readTree(body.toString());
+    assertEquals("INTERNAL", json.path("code").asText());
     assertEquals("INTERNAL", json.path("error").asText());
-    assertTrue(json.path("message").asText().startsWith("internal error, id "), body.toString());
+    assertEquals(500, json.path("status").asInt());
+    assertEquals("Internal Server Error", json.path("title").asText());
+    assertFalse(json.has("parameter"), body.toString());
+    assertTrue(json.path("detail").asText().startsWith("internal error, id "), body.toString());
     assertFalse(body.toString().contains("NullPointer"), body.toString());
   }
 }
