@@ -51,7 +51,7 @@ class C2902RejectionsTest {
       if (r.status() == 200 && "PAID".equals(r.text("status"))) paid++;
       if (r.status() == 409 && "REJECTED".equals(r.text("outcome"))) rejected++;
       // the engine's deadline (10 s) passed on a loaded machine: no answer, the client may retry
-      if (r.status() == 503 && "ENGINE_UNAVAILABLE".equals(r.text("error"))) unanswered++;
+      if (r.status() == 503 && "ENGINE_UNAVAILABLE".equals(r.text("code"))) unanswered++;
     }
     pool.shutdown();
     ev.note("8 concurrent pays " + orderId + " " + outcomes + " (REJECTED " + rejected + ", 503 " + unanswered + ")");
@@ -106,10 +106,10 @@ class C2902RejectionsTest {
     ev.check("CREATED".equals(o.text("status")) && o.body().path("version").asInt() == 1, "order still CREATED v1");
     ev.equal("HELD", o.body().path("reservation").path("status").asText(), "reservation still HELD");
     HttpJson.Reply bad = stack.callback("{\"notify_id\":\"n\",\"kind\":\"CHARGED\"}");
-    ev.check(bad.status() == 400 && bad.text("error") != null, "malformed callback → 400 with a code: " + bad.raw());
+    ev.check(bad.status() == 400 && bad.text("code") != null, "malformed callback → 400 with a code: " + bad.raw());
     HttpJson.Reply unsigned = stack.api.post("/callbacks/payment", Map.of("notify_id", "ntf-unsigned",
         "merchant_order", orderId, "kind", "CHARGED", "amount", 1990, "txn", "txn-x"));
-    ev.check(unsigned.status() == 401 && "BAD_SIGNATURE".equals(unsigned.text("error")),
+    ev.check(unsigned.status() == 401 && "BAD_SIGNATURE".equals(unsigned.text("code")),
         "an unsigned callback is refused in the local default too (its key is made at start)");
     ev.equal(0L, stack.sql.count("SELECT count(*) FROM payment_notification WHERE notify_id = 'ntf-unsigned'"),
         "the unsigned callback recorded nothing");
@@ -178,7 +178,7 @@ class C2902RejectionsTest {
     int at = token.length() - 10;
     String tampered = token.substring(0, at) + (token.charAt(at) == 'A' ? 'B' : 'A') + token.substring(at + 1);
     HttpJson.Reply forged = stack.api.as(tampered).get("/orders/" + orderId);
-    ev.check(forged.status() == 401 && "UNAUTHENTICATED".equals(forged.text("error")), "tampered token → 401 JSON");
+    ev.check(Problems.is(forged, 401, "UNAUTHENTICATED"), "tampered token → " + Problems.shown(forged, 401, "UNAUTHENTICATED"));
     // no existence oracle: another's order answers exactly as one that does not exist
     String missing = other.get("/orders/ord-99999999").raw();
     ev.equal(404, other.get("/orders/" + orderId).status(), "another subject's order → 404");
@@ -190,10 +190,10 @@ class C2902RejectionsTest {
       Map<String, Object> body = new java.util.LinkedHashMap<>(Buyers.order("c2902-x-" + field, "sku-c2902-auth", 1));
       body.put(field, "someone-else");
       HttpJson.Reply r = owner.post("/orders", body);
-      ev.check(r.status() == 400 && "IDENTITY_IN_BODY".equals(r.text("error")), "body naming " + field + " → 400");
+      ev.check(r.status() == 400 && "IDENTITY_IN_BODY".equals(r.text("code")), "body naming " + field + " → 400");
     }
     HttpJson.Reply invalid = owner.post("/orders", Buyers.order("c2902-q", "sku-c2902-auth", 4));
-    ev.check(invalid.status() == 400 && "INVALID_FIELD".equals(invalid.text("error")), "quantity 4 → 400 INVALID_FIELD");
+    ev.check(invalid.status() == 400 && "INVALID_FIELD".equals(invalid.text("code")), "quantity 4 → 400 INVALID_FIELD");
     ev.check(!invalid.raw().contains("Exception") && !invalid.raw().contains("\tat "), "no stack trace on the wire");
     ev.equal(0L, stack.sql.count("SELECT count(*) FROM orders WHERE request_key LIKE 'c2902-x-%' OR request_key = 'c2902-q'"),
         "rejected bodies leave no row");

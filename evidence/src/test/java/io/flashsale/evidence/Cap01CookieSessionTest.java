@@ -122,8 +122,8 @@ class Cap01CookieSessionTest {
 
   /** Another's order answers as a missing one: 404 ORDER_NOT_FOUND, no existence oracle. */
   private static void notTheirs(HttpJson.Reply r, String what) {
-    ev.check(r.status() == 404 && "ORDER_NOT_FOUND".equals(r.text("error")),
-        what + " → 404 ORDER_NOT_FOUND (" + r.status() + " " + r.text("error") + ")");
+    ev.check(r.status() == 404 && "ORDER_NOT_FOUND".equals(r.text("code")),
+        what + " → 404 ORDER_NOT_FOUND (" + r.status() + " " + r.text("code") + ")");
   }
 
   private static HttpJson.Reply reply(HttpResponse<String> r) {

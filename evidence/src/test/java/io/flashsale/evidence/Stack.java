@@ -80,6 +80,11 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
   private int channelPort;
   private int consumerPort;
 
+  /** The fulfillment consumer's port (POST /events). */
+  public int consumerPort() {
+    return consumerPort;
+  }
+
   /**
    * Starts the service on this stack's data folder and ports; again after {@link #stop()}, it is a
    * restart with the same configuration.
@@ -259,7 +264,7 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
       } catch (IOException e) {
         parsed = null;
       }
-      return new HttpJson.Reply(r.statusCode(), parsed, r.body());
+      return new HttpJson.Reply(r.statusCode(), parsed, r.body(), r.headers());
     } catch (IOException e) {
       throw new java.io.UncheckedIOException(e);
     } catch (InterruptedException e) {

@@ -65,7 +65,7 @@ class X01PostgresRestartTest {
     while (true) {
       HttpResponse<String> r = post(token, path, body, key);
       var json = r.body().isBlank() ? null : HttpJson.JSON.readTree(r.body());
-      String code = json == null ? "-" : json.has("error") ? json.path("error").asText()
+      String code = json == null ? "-" : json.has("code") ? json.path("code").asText()
           : json.has("outcome") && !json.path("outcome").isNull() ? json.path("outcome").asText() : json.path("status").asText();
       answers.add(new Answer(call, r.statusCode(), code, r.body()));
       if (r.statusCode() != 503 || System.currentTimeMillis() > deadline) return r;

@@ -64,8 +64,9 @@ class X04TwoInstancesTest {
       // B's admin port is no local default's: everything but its liveness and health checks needs the credential
       HttpJson stranger = new HttpJson("http://127.0.0.1:" + adminPort, null);
       HttpJson.Reply refused = stranger.get("/metrics");
-      ev.check(refused.status() == 401 && "ADMIN_UNAUTHORIZED".equals(refused.text("error")),
-          "B's admin /metrics without the admin credential → 401 ADMIN_UNAUTHORIZED");
+      ev.check(Problems.is(refused, 401, "ADMIN_UNAUTHORIZED"),
+          "B's admin /metrics without the admin credential → " + Problems.shown(refused, 401, "ADMIN_UNAUTHORIZED"));
+      ev.equal("Bearer realm=\"flashsale-admin\"", refused.header("WWW-Authenticate"), "the admin port's challenge");
       ev.equal(401, stranger.post("/tasks/reconcile", null).status(), "B's reconcile task without it → 401");
       ev.equal(401, stranger.as("a-guessed-token").get("/metrics/prometheus").status(), "with a guessed one → 401");
       ev.equal(200, stranger.get("/ping").status(), "B's /ping stays open (liveness)");
@@ -262,7 +263,7 @@ class X04TwoInstancesTest {
     while (System.currentTimeMillis() - changedAt < FOLLOW_DEADLINE_MS) {
       long sentAfter = System.currentTimeMillis() - changedAt;
       HttpJson.Reply r = onB.get("/orders");
-      if (r.status() == status && (error == null || error.equals(r.text("error")))) {
+      if (r.status() == status && (error == null || error.equals(r.text("code")))) {
         followedAfter = System.currentTimeMillis() - changedAt;
         break;
       }
@@ -327,7 +328,7 @@ class X04TwoInstancesTest {
   /** The stable code of a refusal: {@code outcome} for business answers, {@code error} otherwise. */
   private static String code(HttpJson.Reply r) {
     String outcome = r.text("outcome");
-    return outcome != null ? outcome : r.text("error");
+    return outcome != null ? outcome : r.text("code");
   }
 
   private static long soldOutFromView(HttpJson admin) {

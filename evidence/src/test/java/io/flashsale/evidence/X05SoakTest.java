@@ -355,7 +355,7 @@ class X05SoakTest {
         HttpJson.JSON.writeValueAsString(Map.of("tenant", "t1", "subject", subject)), null).path("token").asText();
     var created = untilNot503("create", token, "/orders",
         HttpJson.JSON.writeValueAsString(Buyers.order("x05-" + p.index(), SKU, 1)), null);
-    String id = created.hasNonNull("error") ? null : created.path("order_id").asText(null);
+    String id = created.hasNonNull("code") ? null : created.path("order_id").asText(null);
     if (id == null) return null; // 409 SOLD_OUT, or a wrong answer (recorded)
     if (!p.rule().isEmpty()) Buyers.fault(stack.channel, id, p.rule());
     switch (p.fault()) {
@@ -406,7 +406,7 @@ class X05SoakTest {
   /** The code an answer is listed by: the error, the outcome, or the order status (TOKEN for a session). */
   private static String codeOf(com.fasterxml.jackson.databind.JsonNode json) {
     if (json == null) return "(no JSON)";
-    if (json.hasNonNull("error")) return json.path("error").asText();
+    if (json.hasNonNull("code")) return json.path("code").asText();
     if (json.hasNonNull("outcome")) return json.path("outcome").asText();
     if (json.hasNonNull("token")) return "TOKEN";
     if (json.has("accepted")) return json.path("accepted").asBoolean() && !json.hasNonNull("effect") ? "ACCEPTED"

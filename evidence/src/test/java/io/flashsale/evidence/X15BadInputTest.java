@@ -10,7 +10,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * X-15: bad input over HTTP gets a clear JSON error with a stable code, stores nothing and leaves
+ * X-15: bad input over HTTP gets a clear error, an RFC 9457 problem detail
+ * (application/problem+json) with a stable code, on the API, the admin port and the fulfillment
+ * consumer alike (a 401 with its challenge, a 405 with Allow); it stores nothing and leaves
  * nothing stuck: a NUL or a lone surrogate in a text field, integers past 64 bits, a non-numeric
  * page size, a signature timestamp too long to be a time, while a channel that adds a field to its
  * callbacks is still heard; the order list pages in creation order past ord-9999; a production
@@ -27,33 +29,39 @@ class X15BadInputTest {
     HttpJson buyer = stack.api.login("t1", "user-1501");
     String nul = "{\"request_key\":\"x15-nul\",\"sku\":\"sku-x15\",\"quantity\":1,\"note\":\"a\\u0000b\"}";
     HttpJson.Reply r = buyer.post("/orders", nul);
-    ev.check(r.status() == 400 && "INVALID_TEXT".equals(r.text("error")), "a NUL in note → 400 INVALID_TEXT (" + r.raw() + ")");
+    ev.check(Problems.is(r, 400, "INVALID_TEXT"), "a NUL in note → " + Problems.shown(r, 400, "INVALID_TEXT"));
     String lone = "{\"request_key\":\"x15-sur\",\"sku\":\"sku-x15\",\"quantity\":1,\"note\":\"a\\ud800\"}";
     r = buyer.post("/orders", lone);
-    ev.check(r.status() == 400 && "INVALID_TEXT".equals(r.text("error")), "a lone surrogate → 400 INVALID_TEXT");
+    ev.check(Problems.is(r, 400, "INVALID_TEXT"), "a lone surrogate → " + Problems.shown(r, 400, "INVALID_TEXT"));
     String huge = "{\"request_key\":\"x15-big\",\"sku\":\"sku-x15\",\"quantity\":18446744073709551617}";
     r = buyer.post("/orders", huge);
-    ev.check(r.status() == 400 && "INVALID_FIELD".equals(r.text("error")), "quantity 2^64+1 → 400, not wrapped to 1");
+    ev.check(Problems.is(r, 400, "INVALID_FIELD"), "quantity 2^64+1 → 400, not wrapped to 1: " + Problems.shown(r, 400, "INVALID_FIELD"));
     ev.equal(0L, stack.sql.count("SELECT count(*) FROM orders"), "nothing stored");
     ev.equal(201, Buyers.create(buyer, "x15-ok", "sku-x15", 1).status(), "the next create goes through: nothing stuck");
 
     r = buyer.get("/orders?limit=abc");
-    ev.check(r.status() == 400 && "INVALID_LIMIT".equals(r.text("error")), "limit=abc → 400 INVALID_LIMIT");
+    ev.check(Problems.is(r, 400, "INVALID_LIMIT"), "limit=abc → " + Problems.shown(r, 400, "INVALID_LIMIT"));
 
     String id = stack.sql.text("SELECT order_id FROM orders");
     long now = System.currentTimeMillis() / 1000;
     String bigAmount = "{\"notify_id\":\"n-big\",\"merchant_order\":\"" + id
         + "\",\"kind\":\"CHARGED\",\"amount\":18446744073709551617}";
-    ev.equal(400, callback(bigAmount, CallbackSignatures.header(SECRET, now, bigAmount.getBytes(StandardCharsets.UTF_8))),
-        "callback amount 2^64+1 → 400");
-    ev.equal(401, callback(bigAmount, "t=" + "9".repeat(30) + ",v1=" + "0".repeat(64)),
-        "a 30-digit signature timestamp → 401 (not 500, which the channel would retry forever)");
+    r = stack.callback(bigAmount, CallbackSignatures.header(SECRET, now, bigAmount.getBytes(StandardCharsets.UTF_8)));
+    ev.check(Problems.is(r, 400, "INVALID_FIELD") || Problems.is(r, 400, "MALFORMED_JSON"),
+        "callback amount 2^64+1 → 400 problem: " + r.raw().trim());
+    r = stack.callback(bigAmount, "t=" + "9".repeat(30) + ",v1=" + "0".repeat(64));
+    ev.check(Problems.is(r, 401, "BAD_SIGNATURE"),
+        "a 30-digit signature timestamp → 401 (not 500, which the channel would retry forever): " + Problems.shown(r, 401, "BAD_SIGNATURE"));
+    ev.equal("Signature realm=\"flashsale-callbacks\", header=\"X-Channel-Signature\"", r.header("WWW-Authenticate"),
+        "the callback's 401 names its challenge");
     String extra = "{\"notify_id\":\"n-extra\",\"merchant_order\":\"" + id
         + "\",\"kind\":\"DECLINED\",\"amount\":1990,\"channel_added_field\":\"v2\"}";
     ev.equal(200, callback(extra, CallbackSignatures.header(SECRET, now, extra.getBytes(StandardCharsets.UTF_8))),
         "a callback with a field this version does not know is accepted");
     ev.equal(0L, stack.sql.count("SELECT count(*) FROM payment_notification WHERE notify_id = 'n-big'"),
         "the refused callback recorded nothing");
+
+    problemDetailsOnEveryServer(buyer);
 
     // creation order past ord-9999: ids ord-9999, ord-10000, ord-10001 for one buyer
     stack.sql.count("SELECT setval('order_number', 9998)");
@@ -84,6 +92,47 @@ class X15BadInputTest {
       ev.check(log.contains("auth.devLogin is on") && log.contains("auth.devLoginOutsideLocalDefault"),
           "dev login outside the local default without its acknowledgement: the message names the setting");
     }
+  }
+
+  /**
+   * A sample of errors from each of the service's servers, on the wire: each an RFC 9457 problem
+   * detail with its stable code; a 401 with its challenge, a 405 with Allow, an admin refusal
+   * naming its parameter.
+   */
+  private static void problemDetailsOnEveryServer(HttpJson buyer) {
+    String api = "http://127.0.0.1:" + stack.wiring.apiPort();
+    HttpJson.Reply r = Problems.send(api + "/orders", "POST", "{\"request_key\":", "Content-Type", "application/json",
+        "Authorization", "Bearer " + buyer.token());
+    ev.check(Problems.is(r, 400, "MALFORMED_JSON"), "API, a broken JSON body → " + Problems.shown(r, 400, "MALFORMED_JSON"));
+    r = Problems.send(api + "/orders", "GET", null);
+    ev.check(Problems.is(r, 401, "UNAUTHENTICATED"), "API, no token → " + Problems.shown(r, 401, "UNAUTHENTICATED"));
+    ev.equal("Bearer realm=\"flashsale\"", r.header("WWW-Authenticate"), "API, no token: the challenge");
+    r = Problems.send(api + "/orders", "GET", null, "Authorization", "Bearer not-a-token");
+    ev.check(Problems.is(r, 401, "UNAUTHENTICATED"), "API, a forged token → " + Problems.shown(r, 401, "UNAUTHENTICATED"));
+    ev.equal("Bearer realm=\"flashsale\", error=\"invalid_token\"", r.header("WWW-Authenticate"),
+        "API, a forged token: the challenge says invalid_token");
+    r = buyer.get("/orders/ord-999999");
+    ev.check(Problems.is(r, 404, "ORDER_NOT_FOUND"), "API, an unknown order → " + Problems.shown(r, 404, "ORDER_NOT_FOUND"));
+    r = Problems.send(api + "/orders/ord-0001", "DELETE", null, "Authorization", "Bearer " + buyer.token());
+    ev.check(Problems.is(r, 405, "METHOD_NOT_ALLOWED") && r.header("Allow") != null,
+        "API, DELETE on an order → " + Problems.shown(r, 405, "METHOD_NOT_ALLOWED") + ", Allow: " + r.header("Allow"));
+    r = Problems.send(api + "/nowhere", "GET", null, "Authorization", "Bearer " + buyer.token());
+    ev.check(Problems.is(r, 404, "NOT_FOUND"), "API, an unknown path → " + Problems.shown(r, 404, "NOT_FOUND"));
+    r = Problems.send(api + "/orders", "POST", "{}", "Content-Type", "text/plain", "Authorization", "Bearer " + buyer.token());
+    ev.check(Problems.is(r, 415, "UNSUPPORTED_MEDIA_TYPE"),
+        "API, a text/plain body → " + Problems.shown(r, 415, "UNSUPPORTED_MEDIA_TYPE"));
+
+    r = stack.admin.post("/tasks/revoke?tenant=t1", null);
+    ev.check(Problems.is(r, 400, "MISSING_PARAMETER") && "subject".equals(r.text("parameter")),
+        "admin port, revoke without subject → " + Problems.shown(r, 400, "MISSING_PARAMETER") + ", parameter "
+            + r.text("parameter"));
+
+    String consumer = "http://127.0.0.1:" + stack.consumerPort() + "/events";
+    r = Problems.send(consumer, "POST", "{\"event_id\": \"one\"}", "Content-Type", "application/json");
+    ev.check(Problems.is(r, 400, "BAD_EVENT"), "fulfillment consumer, a body that is no event → " + Problems.shown(r, 400, "BAD_EVENT"));
+    r = Problems.send(consumer, "GET", null);
+    ev.check(Problems.is(r, 405, "METHOD_NOT_ALLOWED"),
+        "fulfillment consumer, GET → " + Problems.shown(r, 405, "METHOD_NOT_ALLOWED"));
   }
 
   private static int callback(String body, String signature) {

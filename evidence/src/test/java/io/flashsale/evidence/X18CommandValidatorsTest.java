@@ -61,7 +61,7 @@ class X18CommandValidatorsTest {
       HttpJson.Reply r = f.get();
       if (r.status() == 200 && "PAID".equals(r.text("status"))) paid++;
       if (r.status() == 409 && "REJECTED".equals(r.text("outcome"))) rejected++;
-      if (r.status() == 503 && "ENGINE_UNAVAILABLE".equals(r.text("error"))) unanswered++;
+      if (r.status() == 503 && "ENGINE_UNAVAILABLE".equals(r.text("code"))) unanswered++;
     }
     pool.shutdown();
     ev.note("8 concurrent pays: PAID " + paid + ", 409 REJECTED " + rejected + ", 503 (engine deadline) " + unanswered);

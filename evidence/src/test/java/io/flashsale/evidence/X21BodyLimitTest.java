@@ -125,7 +125,7 @@ class X21BodyLimitTest {
   private static String error(Reply r) {
     try {
       JsonNode n = HttpJson.JSON.readTree(r.body());
-      return n == null ? null : n.path("error").asText(null);
+      return n == null ? null : n.path("code").asText(null);
     } catch (Exception e) {
       return null;
     }

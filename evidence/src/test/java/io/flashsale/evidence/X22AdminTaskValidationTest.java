@@ -12,7 +12,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * X-22: the admin tasks over real HTTP on the admin port. Bad parameters (not a number, a zero
  * price, a SKU name the API would refuse, a typo in a name, a missing price for a new SKU) get a
- * JSON 400 with a stable code and the parameter's name, never a 500 with a database message; a
+ * 400 problem detail (RFC 9457, application/problem+json) with a stable code and the parameter's
+ * name, never a 500 with a database message; a
  * total below the units held or confirmed is 409 and changes nothing; omitted price and limit
  * keep the current values; a revoked principal is restored with the unrevoke task. The door of
  * the local default's admin port: a task without X-Requested-By (what a web page in the
@@ -82,15 +83,15 @@ class X22AdminTaskValidationTest {
     HttpResponse<String> raw = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(
         "http://127.0.0.1:" + stack.adminPort() + "/tasks/sku?tenant=t1&sku=" + SKU + "&total=abc"))
         .header("X-Requested-By", "x22").POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
-    ev.check(raw.headers().firstValue("Content-Type").orElse("").startsWith("application/json"),
-        "the refusal is application/json: " + raw.headers().firstValue("Content-Type").orElse("none"));
+    ev.check(raw.headers().firstValue("Content-Type").orElse("").startsWith("application/problem+json"),
+        "the refusal is application/problem+json: " + raw.headers().firstValue("Content-Type").orElse("none"));
 
     // revoke, then restore
     HttpJson buyer = stack.api.login("t1", "user-2203");
     ev.equal(200, buyer.get("/orders").status(), "the buyer can list orders");
     ev.equal(200, task("/tasks/revoke?tenant=t1&subject=user-2203").status(), "revoke: 200");
     HttpJson.Reply revoked = buyer.get("/orders");
-    ev.check(revoked.status() == 403 && "REVOKED".equals(revoked.text("error")), "revoked: 403 REVOKED");
+    ev.check(Problems.is(revoked, 403, "REVOKED"), "revoked: " + Problems.shown(revoked, 403, "REVOKED"));
     HttpJson.Reply restored = task("/tasks/unrevoke?tenant=t1&subject=user-2203");
     ev.check(restored.status() == 200 && restored.raw().contains("unrevoked t1/user-2203"), "unrevoke: 200");
     ev.equal(200, buyer.get("/orders").status(), "the same token works again");
@@ -124,8 +125,10 @@ class X22AdminTaskValidationTest {
     HttpResponse<String> noHeader = HttpClient.newHttpClient().send(HttpRequest.newBuilder(URI.create(
         "http://127.0.0.1:" + stack.adminPort() + "/tasks/sku?tenant=t1&sku=sku-x22-door&total=0"))
         .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
-    ev.equal(400, noHeader.statusCode(), "a task without X-Requested-By → 400");
-    ev.check(noHeader.body().contains("REQUESTED_BY_REQUIRED"), "its code: " + noHeader.body());
+    HttpJson.Reply refusal = new HttpJson.Reply(noHeader.statusCode(), HttpJson.JSON.readTree(noHeader.body()),
+        noHeader.body(), noHeader.headers());
+    ev.check(Problems.is(refusal, 400, "REQUESTED_BY_REQUIRED"),
+        "a task without X-Requested-By → " + Problems.shown(refusal, 400, "REQUESTED_BY_REQUIRED"));
     // however the path is spelt: Jetty decodes and normalises it before it picks the task
     for (String path : List.of("/%74asks/sku", "/./tasks/sku", "/x/../tasks/sku", "/tasks;x/sku")) {
       String answer = rawRequest("POST " + path + "?tenant=t1&sku=sku-x22-door&total=0 HTTP/1.1",
@@ -137,7 +140,8 @@ class X22AdminTaskValidationTest {
 
     for (String host : List.of("evil.example", "evil.example:" + stack.adminPort(), "127.0.0.1.evil.example")) {
       String answer = rawRequest("POST /tasks/reconcile HTTP/1.1", host);
-      ev.check(answer.startsWith("HTTP/1.1 403") && answer.contains("ADMIN_HOST_REFUSED"),
+      ev.check(answer.startsWith("HTTP/1.1 403") && answer.contains("\"code\":\"ADMIN_HOST_REFUSED\"")
+              && answer.toLowerCase(java.util.Locale.ROOT).contains("content-type: application/problem+json"),
           "POST /tasks/reconcile with Host: " + host + " → 403 ADMIN_HOST_REFUSED: " + answer.lines().findFirst().orElse(""));
       String metrics = rawRequest("GET /metrics/prometheus HTTP/1.1", host);
       ev.check(metrics.startsWith("HTTP/1.1 403"), "GET /metrics/prometheus with Host: " + host + " → 403");
@@ -165,8 +169,8 @@ class X22AdminTaskValidationTest {
   }
 
   private static void refused(HttpJson.Reply r, int status, String code, String parameter, String what) {
-    ev.check(r.status() == status && code.equals(r.text("error")) && parameter.equals(r.text("parameter"))
-        && r.text("message") != null, what + " → " + status + " " + code + " (" + r.raw().trim() + ")");
+    ev.check(Problems.is(r, status, code) && parameter.equals(r.text("parameter")),
+        what + " → " + Problems.shown(r, status, code) + ", parameter " + r.text("parameter"));
     ev.check(!r.raw().contains("Exception") && !r.raw().contains("\tat ") && !r.raw().contains("ERROR:")
         && !r.raw().contains("violates"), what + ": no stack trace or database message on the wire");
   }

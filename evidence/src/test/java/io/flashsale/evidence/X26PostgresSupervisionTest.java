@@ -74,7 +74,7 @@ class X26PostgresSupervisionTest {
     if (idempotencyKey != null) b.header("Idempotency-Key", idempotencyKey);
     HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
     JsonNode json = r.body().isBlank() ? null : HttpJson.JSON.readTree(r.body());
-    String code = json == null ? "-" : json.has("error") ? json.path("error").asText()
+    String code = json == null ? "-" : json.has("code") ? json.path("code").asText()
         : json.has("outcome") && !json.path("outcome").isNull() ? json.path("outcome").asText() : json.path("status").asText();
     return new Answer(call, r.statusCode(), code, r.headers().firstValue("Retry-After").isPresent(), r.body());
   }
