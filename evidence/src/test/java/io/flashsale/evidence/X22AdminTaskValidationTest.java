@@ -86,6 +86,13 @@ class X22AdminTaskValidationTest {
     ev.check(raw.headers().firstValue("Content-Type").orElse("").startsWith("application/problem+json"),
         "the refusal is application/problem+json: " + raw.headers().firstValue("Content-Type").orElse("none"));
 
+    // the admin port's own refusals are problem details too
+    HttpJson.Reply unknownTask = task("/tasks/no-such-task");
+    ev.check(Problems.is(unknownTask, 404, "NOT_FOUND"), "an unknown task → " + Problems.shown(unknownTask, 404, "NOT_FOUND"));
+    HttpJson.Reply getTask = stack.admin.get("/tasks/sku");
+    ev.check(Problems.is(getTask, 405, "METHOD_NOT_ALLOWED"),
+        "GET on a task → " + Problems.shown(getTask, 405, "METHOD_NOT_ALLOWED"));
+
     // revoke, then restore
     HttpJson buyer = stack.api.login("t1", "user-2203");
     ev.equal(200, buyer.get("/orders").status(), "the buyer can list orders");

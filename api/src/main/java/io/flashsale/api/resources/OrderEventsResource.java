@@ -121,7 +121,7 @@ public class OrderEventsResource {
         long now = System.currentTimeMillis();
         if (expired(caller, now)) {
           // the stream is as good as the token that opened it: the client logs in again and resumes
-          write(out, "event: expired\ndata: {\"error\":\"TOKEN_EXPIRED\"}\n\n");
+          write(out, "event: expired\ndata: " + JSON.writeValueAsString(java.util.Map.of("error", "TOKEN_EXPIRED")) + "\n\n");
           log.info("order {} event stream ended: the token of {}/{} expired", o.orderId(), caller.tenant(),
               caller.subject());
           return;
@@ -152,7 +152,7 @@ public class OrderEventsResource {
 
   private boolean allowed(Caller caller, OrderDetails o, OutputStream out) throws IOException {
     if (OwnOrders.owns(caller, o) && !principals.isRevoked(caller.tenant(), caller.subject())) return true;
-    write(out, "event: revoked\ndata: {\"error\":\"REVOKED\"}\n\n");
+    write(out, "event: revoked\ndata: " + JSON.writeValueAsString(java.util.Map.of("error", "REVOKED")) + "\n\n");
     log.info("order {} event stream ended: {}/{} revoked", o.orderId(), caller.tenant(), caller.subject());
     return false;
   }

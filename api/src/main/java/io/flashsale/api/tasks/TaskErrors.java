@@ -1,5 +1,7 @@
 package io.flashsale.api.tasks;
 
+import io.flashsale.api.core.ErrorMappers;
+import io.flashsale.problem.Problem;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
@@ -20,7 +22,13 @@ public final class TaskErrors implements Filter {
   @Override
   public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
       throws IOException, ServletException {
-    chain.doFilter(request, response instanceof HttpServletResponse http ? new Answer(http) : response);
+    if (!(response instanceof HttpServletResponse http)) {
+      chain.doFilter(request, response);
+      return;
+    }
+    Answer answer = new Answer(http);
+    chain.doFilter(request, answer);
+    answer.problemIfBodiless();
   }
 
   /** The task's output, which can also set the response's status. */
@@ -40,9 +48,30 @@ public final class TaskErrors implements Filter {
 
   private static final class Answer extends HttpServletResponseWrapper {
     private StatusWriter writer;
+    private boolean streamed;
 
     Answer(HttpServletResponse response) {
       super(response);
+    }
+
+    @Override
+    public jakarta.servlet.ServletOutputStream getOutputStream() throws IOException {
+      streamed = true;
+      return super.getOutputStream();
+    }
+
+    /**
+     * The TaskServlet answers an unknown task (404) and a method other than POST (405) with a
+     * status and no body: those become problem details too.
+     */
+    void problemIfBodiless() throws IOException {
+      int status = getStatus();
+      if (status < 400 || writer != null || streamed || isCommitted()) return;
+      if (status == 405) setHeader("Allow", "POST");
+      setContentType(Problem.MEDIA_TYPE);
+      byte[] body = Problem.of(status, ErrorMappers.WebErrors.codeFor(status), Problem.reasonPhrase(status)).toJson();
+      setContentLength(body.length);
+      getResponse().getOutputStream().write(body);
     }
 
     @Override
@@ -50,7 +79,7 @@ public final class TaskErrors implements Filter {
       if (writer == null) {
         writer = new StatusWriter(super.getWriter(), code -> {
           setStatus(code);
-          setContentType(io.flashsale.problem.Problem.MEDIA_TYPE);
+          setContentType(Problem.MEDIA_TYPE);
         });
       }
       return writer;
