@@ -57,6 +57,7 @@ public final class RestApi {
 
   /** The API's limits and switches (config keys of the same names). */
   public record Settings(long maxBodyBytes, int maxCreatesInFlight, int minCreatesInFlight, long createLatencyBudgetMs,
+      int maxCreatesInFlightPerPrincipal,
       int maxExports, int maxExportsPerPrincipal, int maxEventStreams, int maxEventStreamsPerPrincipal,
       long maxEventStreamMs, long eventStreamHeartbeatMs, List<String> callbackSecrets, boolean devLogin,
       Boolean secureCookie, boolean localDefault, String adminToken) {}
@@ -103,7 +104,8 @@ public final class RestApi {
     if (s.devLogin()) env.jersey().register(new SessionResource(d.tokens(), principals, s.secureCookie()));
     env.jersey().register(new LogoutResource(principals, s.secureCookie()));
     OrderResource orderResource = new OrderResource(d.orders(), queries, skus, d.stockView(), d.principalView(),
-        new CreateAdmission(s.minCreatesInFlight(), s.maxCreatesInFlight(), s.createLatencyBudgetMs()), s.maxExports(),
+        new CreateAdmission(s.minCreatesInFlight(), s.maxCreatesInFlight(), s.createLatencyBudgetMs(),
+            s.maxCreatesInFlightPerPrincipal()), s.maxExports(),
         s.maxExportsPerPrincipal());
     env.jersey().register(orderResource);
     OrderEventsResource eventsResource = new OrderEventsResource(queries, authenticator, s.maxEventStreams(),

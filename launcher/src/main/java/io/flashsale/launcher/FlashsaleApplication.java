@@ -244,6 +244,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     io.flashsale.persistence.PrincipalView principalView = managed(env, cfg.principalView.open(db));
     RestApi.register(env,
         new RestApi.Settings(cfg.maxBodyBytes, cfg.maxCreatesInFlight, cfg.minCreatesInFlight, cfg.createLatencyBudgetMs,
+            cfg.maxCreatesInFlightPerPrincipal,
             cfg.maxExports, cfg.maxExportsPerPrincipal, cfg.maxEventStreams, cfg.maxEventStreamsPerPrincipal,
             cfg.maxEventStreamMs, cfg.eventStreamHeartbeatMs,
             java.util.Arrays.asList(cfg.channel.callbackSecret, cfg.channel.previousCallbackSecret),
