@@ -146,4 +146,37 @@ class AdminTaskTest {
     assertTrue(json.path("detail").asText().startsWith("internal error, id "), body.toString());
     assertFalse(body.toString().contains("NullPointer"), body.toString());
   }
+
+  @Test
+  void theTaskServletsBodilessRefusalsBecomeProblemDetails() throws Exception {
+    for (int status : new int[] {404, 405}) {
+      jakarta.servlet.http.HttpServletResponse res = org.mockito.Mockito.mock(jakarta.servlet.http.HttpServletResponse.class);
+      java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+      org.mockito.Mockito.when(res.getStatus()).thenReturn(status);
+      org.mockito.Mockito.when(res.getOutputStream()).thenReturn(new jakarta.servlet.ServletOutputStream() {
+        @Override
+        public boolean isReady() {
+          return true;
+        }
+
+        @Override
+        public void setWriteListener(jakarta.servlet.WriteListener listener) {}
+
+        @Override
+        public void write(int b) {
+          bytes.write(b);
+        }
+      });
+      // what the TaskServlet does for an unknown task or a GET: a status, no body
+      new TaskErrors().doFilter(org.mockito.Mockito.mock(jakarta.servlet.http.HttpServletRequest.class), res,
+          (rq, rs) -> ((jakarta.servlet.http.HttpServletResponse) rs).setStatus(status));
+      org.mockito.Mockito.verify(res).setContentType("application/problem+json");
+      JsonNode json = JSON.readTree(bytes.toByteArray());
+      String code = status == 404 ? "NOT_FOUND" : "METHOD_NOT_ALLOWED";
+      assertEquals(code, json.path("code").asText(), json.toString());
+      assertEquals(code, json.path("error").asText(), json.toString());
+      assertEquals(status, json.path("status").asInt(), json.toString());
+      if (status == 405) org.mockito.Mockito.verify(res).setHeader("Allow", "POST");
+    }
+  }
 }
