@@ -5,6 +5,7 @@ import io.flashsale.paymentchannel.ChannelResult;
 import io.flashsale.persistence.Database;
 import io.flashsale.persistence.DualWrite;
 import io.flashsale.persistence.Inventory;
+import io.flashsale.persistence.OrderIdIssuer;
 import io.flashsale.persistence.OrderRow;
 import io.flashsale.persistence.OrderTx;
 import io.flashsale.persistence.OrderTransitions;
@@ -45,6 +46,8 @@ public class OrderActivitiesImpl implements OrderActivities {
   private final PaymentRules rules;
   private final Safeguards safeguards;
   private final HotRowGate hotRow;
+  /** Issues ids under the database's key, read at the first create and kept (one per worker). */
+  private final OrderIdIssuer orderIds = new OrderIdIssuer();
 
   public OrderActivitiesImpl(Database db, Duration reservationTtl) {
     this(db, reservationTtl, new Safeguards());
@@ -153,28 +156,19 @@ public class OrderActivitiesImpl implements OrderActivities {
         c.rollback(); // sold out / over the limit: no order row, no reservation
         return new CreateResult(taken.refusal(), null, List.of(), null);
       }
-      String orderId = nextOrderId(c);
+      // the number is taken only after the cheap checks (a sequence is not rolled back: a failed
+      // reserve afterwards leaves a gap, which is harmless); the id is a keyed permutation of it
+      OrderIdIssuer.Issued issued = orderIds.next(c);
+      String orderId = issued.orderId();
       String key = Inventory.firstReservationKey(orderId);
       Inventory.hold(c, key, req.tenant(), req.sku(), req.subject(), req.quantity(), reservationTtl);
       OrderRow row = new OrderRow(orderId, req.tenant(), req.subject(), req.requestKey(), req.payload(), req.sku(),
           req.quantity(), unitPrice * req.quantity(), OrderStatus.CREATED, 1, key, 1, workflowId);
-      Transition t = OrderTransitions.insertCreated(c, row, req.note(), "create");
+      Transition t = OrderTransitions.insertCreated(c, row, issued.seq(), req.note(), "create");
       org.slf4j.MDC.put("orderId", orderId); // the log context key; the worker clears it after the activity
       log.info("order {} CREATED for {}/{} key {}", orderId, req.tenant(), req.subject(), req.requestKey());
       return new CreateResult(CreateOutcome.CREATED, row.view(), List.of(t), createdAt);
     });
-  }
-
-  /**
-   * Order numbers come from a sequence; sequences are not rolled back, so the number is taken
-   * only after the cheap checks. A failed reserve afterwards leaves a gap, which is harmless.
-   */
-  private static String nextOrderId(Connection c) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT nextval('order_number')");
-        ResultSet rs = ps.executeQuery()) {
-      rs.next();
-      return String.format("ord-%04d", rs.getLong(1));
-    }
   }
 
   private static int attempt() {

@@ -22,9 +22,11 @@ import io.flashsale.api.resources.OpenApiResource;
 import io.flashsale.api.resources.OrderEventsResource;
 import io.flashsale.api.resources.CreateAdmission;
 import io.flashsale.api.resources.OrderResource;
+import io.flashsale.api.resources.LogoutResource;
 import io.flashsale.api.resources.SessionResource;
 import io.flashsale.api.tasks.AdminGuard;
 import io.flashsale.api.tasks.ReconcileTask;
+import io.flashsale.api.tasks.RetireTokenKeyTask;
 import io.flashsale.api.tasks.RevokeTask;
 import io.flashsale.api.tasks.SkuTask;
 import io.flashsale.api.tasks.TaskErrors;
@@ -56,6 +58,7 @@ public final class RestApi {
 
   /** The API's limits and switches (config keys of the same names). */
   public record Settings(long maxBodyBytes, int maxCreatesInFlight, int minCreatesInFlight, long createLatencyBudgetMs,
+      int maxCreatesInFlightPerPrincipal,
       int maxExports, int maxExportsPerPrincipal, int maxEventStreams, int maxEventStreamsPerPrincipal,
       long maxEventStreamMs, long eventStreamHeartbeatMs, List<String> callbackSecrets, boolean devLogin,
       Boolean secureCookie, boolean localDefault, String adminToken) {}
@@ -83,8 +86,9 @@ public final class RestApi {
     ExactHeaders.install(env);
     // stream as written (SSE, CSV): no buffering of the first 8 KiB to compute a Content-Length
     env.jersey().property(ServerProperties.OUTBOUND_CONTENT_LENGTH_BUFFER, 0);
+    TokenAuthenticator authenticator = new TokenAuthenticator(d.tokens(), principals);
     env.jersey().register(new AuthDynamicFeature(new SessionAuthFilter.Builder(d.tokens())
-        .setAuthenticator(new TokenAuthenticator(d.tokens(), principals))
+        .setAuthenticator(authenticator)
         .setPrefix("Bearer")
         .setUnauthorizedHandler(new JsonUnauthorizedHandler())
         .buildAuthFilter()));
@@ -99,11 +103,13 @@ public final class RestApi {
     env.jersey().register(new ErrorMappers.Unexpected());
 
     if (s.devLogin()) env.jersey().register(new SessionResource(d.tokens(), principals, s.secureCookie()));
+    env.jersey().register(new LogoutResource(principals, s.secureCookie()));
     OrderResource orderResource = new OrderResource(d.orders(), queries, skus, d.stockView(), d.principalView(),
-        new CreateAdmission(s.minCreatesInFlight(), s.maxCreatesInFlight(), s.createLatencyBudgetMs()), s.maxExports(),
+        new CreateAdmission(s.minCreatesInFlight(), s.maxCreatesInFlight(), s.createLatencyBudgetMs(),
+            s.maxCreatesInFlightPerPrincipal()), s.maxExports(),
         s.maxExportsPerPrincipal(), new PayAnswers(d.db()));
     env.jersey().register(orderResource);
-    OrderEventsResource eventsResource = new OrderEventsResource(queries, principals, s.maxEventStreams(),
+    OrderEventsResource eventsResource = new OrderEventsResource(queries, authenticator, s.maxEventStreams(),
         s.maxEventStreamsPerPrincipal(),
         s.maxEventStreamMs(), s.eventStreamHeartbeatMs());
     env.jersey().register(eventsResource);
@@ -158,6 +164,7 @@ public final class RestApi {
     env.admin().addTask(new SkuTask(skus));
     env.admin().addTask(new RevokeTask(principals));
     env.admin().addTask(new UnrevokeTask(principals));
+    env.admin().addTask(new RetireTokenKeyTask(d.tokens()));
     env.admin().addTask(new ReconcileTask(d.reconciler(), d.audit(), d.repair()));
     // refused task calls answer a JSON 4xx instead of the TaskServlet's 500 (see AdminTask)
     env.admin().addFilter("task-errors", new TaskErrors()).addMappingForUrlPatterns(

@@ -68,7 +68,7 @@ class Cap08CsvExportTest {
   }
 
   private static long exportSessions() {
-    return stack.sql.count("SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT o.order_id%ORDER BY length(o.order_id), o.order_id'"
+    return stack.sql.count("SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'SELECT o.order_id%ORDER BY o.seq'"
         + " AND state <> 'idle'");
   }
 }

@@ -17,7 +17,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * CAP-11: admission is bounded. With room for 2 creates in flight and both stuck (the SKU row is
+ * CAP-11: admission is bounded. With one create of a buyer stuck and room for another, a second
+ * create of the same buyer gets 429 CREATES_PER_PRINCIPAL with Retry-After (its share is 1), leaves
+ * no row, and goes through once the first is done. With room for 2 creates in flight and both stuck (the SKU row is
  * locked by the test), 10 more creates are answered 503 OVERLOADED with Retry-After while the two
  * are still waiting — they are refused, not queued: each is answered while the two admitted ones
  * still wait on the lock, and no slower than a few times a plain request to the same API measured
@@ -25,8 +27,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * leave no row. Retried later with the same keys, they go through.
  */
 class Cap11OverloadTest {
-  @RegisterExtension static final Stack stack = new Stack().with("maxCreatesInFlight", 2);
-  @RegisterExtension static final Evidence ev = new Evidence("CAP-11", "a full admission queue answers 503");
+  @RegisterExtension static final Stack stack = new Stack().with("maxCreatesInFlight", 2)
+      .with("maxCreatesInFlightPerPrincipal", 1);
+  @RegisterExtension static final Evidence ev = new Evidence("CAP-11", "a full admission queue answers 503; one principal's share 429");
 
   /** A refusal may be this many times slower than the slowest plain read beside it. */
   private static final long REFUSAL_FACTOR = 10;
@@ -51,12 +54,16 @@ class Cap11OverloadTest {
     try (Connection lock = stack.db().dataSource().getConnection()) {
       lock.setAutoCommit(false);
       lock.createStatement().execute("LOCK TABLE sku IN EXCLUSIVE MODE"); // reads pass, the reserve waits
-      for (int i = 0; i < 2; i++) {
-        HttpJson b = buyers.get(i);
-        int n = i;
-        stuck.add(pool.submit(() -> Buyers.create(b, "cap11-" + n, "sku-cap11", 1)));
-      }
+      stuck.add(pool.submit(() -> Buyers.create(buyers.get(0), "cap11-0", "sku-cap11", 1)));
       stack.awaitBlockedOnLock("UPDATE sku", 15_000);
+      // one place of two is taken, by buyer 0: its second create is over its share, not over the bound
+      HttpJson.Reply second = Buyers.create(buyers.get(0), "cap11-share", "sku-cap11", 1);
+      ev.note("buyer 0's second create while its first waits: " + second.status() + " " + second.raw()
+          + ", Retry-After " + second.headers().firstValue("Retry-After").orElse("(none)"));
+      ev.check(second.status() == 429 && second.raw().contains("CREATES_PER_PRINCIPAL")
+              && second.headers().firstValue("Retry-After").orElse("").matches("[1-9][0-9]*"),
+          "a buyer's second create while its first is in flight → 429 CREATES_PER_PRINCIPAL with Retry-After");
+      stuck.add(pool.submit(() -> Buyers.create(buyers.get(1), "cap11-1", "sku-cap11", 1)));
       stack.awaitTrue(() -> stack.sql.count("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
           + " AND query LIKE 'UPDATE sku%'") == 2, 15_000, "two creates not in flight");
       for (int i = 2; i < 12; i++) {
@@ -97,6 +104,8 @@ class Cap11OverloadTest {
         "every 503 carries Retry-After with a whole number of seconds");
     for (Future<HttpJson.Reply> f : stuck) ev.equal(201, f.get().status(), "an admitted create completes once unblocked");
     ev.equal(2L, stack.sql.count("SELECT count(*) FROM orders WHERE sku = 'sku-cap11'"), "refused creates left no row");
+    ev.equal(201, Buyers.create(buyers.get(0), "cap11-share", "sku-cap11", 1).status(),
+        "buyer 0's second create, sent again once its first is done, succeeds");
     for (int i = 2; i < 12; i++) {
       ev.equal(201, Buyers.create(buyers.get(i), "cap11-" + i, "sku-cap11", 1).status(), "retry " + i + " succeeds");
     }

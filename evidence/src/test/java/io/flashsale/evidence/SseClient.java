@@ -31,10 +31,15 @@ final class SseClient implements AutoCloseable {
   }
 
   static SseClient open(int port, String path, String token, String lastEventId) throws Exception {
-    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+    return open("http://127.0.0.1:" + port, HttpClient.newHttpClient(), path, token, lastEventId);
+  }
+
+  /** Through a client of the caller's (one that trusts a TLS connector's certificate, say). */
+  static SseClient open(String base, HttpClient client, String path, String token, String lastEventId) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(URI.create(base + path))
         .header("Authorization", "Bearer " + token).header("Accept", "text/event-stream").GET();
     if (lastEventId != null) b.header("Last-Event-ID", lastEventId);
-    return new SseClient(HttpClient.newHttpClient().send(b.build(), HttpResponse.BodyHandlers.ofLines()));
+    return new SseClient(client.send(b.build(), HttpResponse.BodyHandlers.ofLines()));
   }
 
   int status() {

@@ -272,7 +272,12 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
 
   /** Create or reset a SKU through the admin task, as an operator would. */
   public void sku(String sku, int total, int perUserLimit) {
-    HttpJson.Reply r = admin.post("/tasks/sku?tenant=t1&sku=" + sku + "&total=" + total
+    sku("t1", sku, total, perUserLimit);
+  }
+
+  /** The same in another tenant. */
+  public void sku(String tenant, String sku, int total, int perUserLimit) {
+    HttpJson.Reply r = admin.post("/tasks/sku?tenant=" + tenant + "&sku=" + sku + "&total=" + total
         + "&unit_price=1990&per_user_limit=" + perUserLimit, null);
     if (r.status() != 200) throw new IllegalStateException("sku task: " + r.status() + " " + r.raw());
   }

@@ -13,8 +13,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * X-15: bad input over HTTP gets a clear JSON error with a stable code, stores nothing and leaves
  * nothing stuck: a NUL or a lone surrogate in a text field, integers past 64 bits, a non-numeric
  * page size, a signature timestamp too long to be a time, while a channel that adds a field to its
- * callbacks is still heard; the order list pages in creation order past ord-9999; a production
- * configuration with placeholder secrets refuses to start.
+ * callbacks is still heard; order ids say nothing about sales volume (two tenants' orders made
+ * in alternation take interleaved numbers of the one sequence, yet their ids are not consecutive
+ * numbers, and each is "ord-" and twelve digits), while the order list still pages in creation
+ * order; a production configuration with placeholder secrets refuses to start.
  */
 class X15BadInputTest {
   private static final String SECRET = "x15-callback-secret-0123456789abcdef";
@@ -55,11 +57,35 @@ class X15BadInputTest {
     ev.equal(0L, stack.sql.count("SELECT count(*) FROM payment_notification WHERE notify_id = 'n-big'"),
         "the refused callback recorded nothing");
 
-    // creation order past ord-9999: ids ord-9999, ord-10000, ord-10001 for one buyer
-    stack.sql.count("SELECT setval('order_number', 9998)");
+    // no sales-volume oracle: a buyer of t1 and one of t2 order in alternation, so the database's
+    // numbers interleave (t1's own are two apart); the ids must not show it
+    stack.sku("t2", "sku-x15", 50, 50);
     HttpJson pager = stack.api.login("t1", "user-1502");
+    HttpJson rival = stack.api.login("t2", "user-1503");
     List<String> created = new ArrayList<>();
-    for (int i = 0; i < 3; i++) created.add(Buyers.create(pager, "x15-page-" + i, "sku-x15", 1).text("order_id"));
+    List<String> alternation = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      String mine = Buyers.create(pager, "x15-page-" + i, "sku-x15", 1).text("order_id");
+      created.add(mine);
+      alternation.add(mine);
+      alternation.add(Buyers.create(rival, "x15-rival-" + i, "sku-x15", 1).text("order_id"));
+    }
+    boolean wellFormed = alternation.stream().allMatch(o -> o != null && o.matches("^ord-[0-9]{12}$"));
+    ev.check(wellFormed, "every id is ord- and twelve digits (the API's pattern ^ord-[0-9]{4,12}$): " + alternation);
+    if (wellFormed) {
+      List<Long> numbers = new ArrayList<>();
+      for (String o : alternation) numbers.add(stack.sql.count("SELECT seq FROM orders WHERE order_id = ?", o));
+      ev.note("in creation order, alternating t1/t2: ids " + alternation + ", their numbers in the database " + numbers);
+      boolean interleaved = true;
+      for (int i = 1; i < numbers.size(); i++) interleaved &= numbers.get(i) > numbers.get(i - 1);
+      ev.check(interleaved, "the database's numbers interleave: one sequence for both tenants, in creation order");
+      ev.check(closest(alternation) > 2, "no two successive creates got consecutive id numbers (closest "
+          + closest(alternation) + " apart)");
+      ev.check(closest(created) > 2, "t1's consecutive orders' ids do not show the t2 order between them (closest "
+          + closest(created) + " apart, not 2)");
+      ev.equal(alternation.size(), (int) alternation.stream().distinct().count(), "every id is its own");
+    }
+
     List<String> paged = new ArrayList<>();
     String cursor = null;
     do {
@@ -67,9 +93,9 @@ class X15BadInputTest {
       page.body().path("orders").forEach(o -> paged.add(o.path("order_id").asText()));
       cursor = page.body().path("next_cursor").isNull() ? null : page.body().path("next_cursor").asText();
     } while (cursor != null);
-    ev.note("created " + created + ", listed " + paged);
-    ev.equal(List.of("ord-9999", "ord-10000", "ord-10001"), created, "ids past ord-9999");
-    ev.equal(created, paged, "the list pages in creation order past ord-9999");
+    ev.note("t1's buyer created " + created + ", listed " + paged + " (ids in text order: "
+        + created.stream().sorted().toList() + ")");
+    ev.equal(created, paged, "the list pages in creation order, whatever order the ids are in");
 
     // a production configuration with the example's placeholder secrets never starts
     try (ChildJvm prod = ChildJvm.start("x15-production-placeholders", Map.of(
@@ -84,6 +110,19 @@ class X15BadInputTest {
       ev.check(log.contains("auth.devLogin is on") && log.contains("auth.devLoginOutsideLocalDefault"),
           "dev login outside the local default without its acknowledgement: the message names the setting");
     }
+  }
+
+  /** The least distance between the numbers of two successive ids. */
+  private static long closest(List<String> orderIds) {
+    long closest = Long.MAX_VALUE;
+    for (int i = 1; i < orderIds.size(); i++) {
+      closest = Math.min(closest, Math.abs(idNumber(orderIds.get(i)) - idNumber(orderIds.get(i - 1))));
+    }
+    return closest;
+  }
+
+  private static long idNumber(String orderId) {
+    return Long.parseLong(orderId.substring("ord-".length()));
   }
 
   private static int callback(String body, String signature) {

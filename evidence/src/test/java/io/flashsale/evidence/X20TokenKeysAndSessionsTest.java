@@ -27,7 +27,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * token that opened it expires. A forged or expired cookie is 401 even on a POST without CSRF
  * header (the cookie is checked before the CSRF token). The session cookie is Secure when the
  * service is served over TLS (an HTTPS connector with a certificate made here), not over plain
- * HTTP.
+ * HTTP. Tokens carry an issued-at time and an id: a logout ends every token of its principal
+ * issued until then and their open streams; a revocation refuses them for good, so an unrevoke
+ * revives none; a key retired at run time (admin task) ends the streams of its tokens at once.
  */
 class X20TokenKeysAndSessionsTest {
   private static final String K1 = "x20-key-one-0123456789abcdef0123456789";
@@ -35,7 +37,8 @@ class X20TokenKeysAndSessionsTest {
   private static final String PASSWORD = "x20-keystore-pass";
   @RegisterExtension static final Stack stack = new Stack().with("auth.keys.k1", K1);
   @RegisterExtension static final Evidence ev = new Evidence("X-20",
-      "token keys: rotation without logout, SSE ends at expiry, forged cookie 401, Secure cookie over TLS");
+      "token keys: rotation without logout, logout / revoke / key retirement end tokens and streams, SSE ends at expiry,"
+          + " forged cookie 401, Secure cookie over TLS");
 
   private HttpClient http = HttpClient.newHttpClient();
   private String base;
@@ -93,6 +96,52 @@ class X20TokenKeysAndSessionsTest {
       ev.check(!longer.ended(1_500), "the stream of the 1 h token is still open");
     }
 
+    // logout: every token of the principal issued until then is refused, and its open streams end
+    HttpResponse<String> loginA = send("POST", "/session", "{\"tenant\":\"t1\",\"subject\":\"user-2002\"}", null, null);
+    String a = HttpJson.JSON.readTree(loginA.body()).path("token").asText();
+    String csrfA = HttpJson.JSON.readTree(loginA.body()).path("csrf_token").asText();
+    Thread.sleep(5); // two logins in one millisecond are both before a logout in it; here they are apart
+    String b = HttpJson.JSON.readTree(send("POST", "/session", "{\"tenant\":\"t1\",\"subject\":\"user-2002\"}", null, null)
+        .body()).path("token").asText();
+    String idA = Buyers.create(stack.api.as(a), "x20-logout", "sku-x20", 1).text("order_id");
+    ev.equal(403, send("POST", "/session/logout", null, "flashsale_session=" + a, null).statusCode(),
+        "a cookie logout without its CSRF token → 403");
+    try (SseClient open = SseClient.open(port, "/orders/" + idA + "/events", a, null)) {
+      ev.equal(200, open.status(), "a stream of the first session opens");
+      open.nextEvent(5_000);
+      HttpResponse<String> out = send("POST", "/session/logout", null, "flashsale_session=" + a, csrfA);
+      String cleared = out.headers().firstValue("Set-Cookie").orElse("");
+      ev.check(out.statusCode() == 204 && cleared.contains("Max-Age=0"), "POST /session/logout (cookie, CSRF) → 204 and the"
+          + " cookie expired (" + out.statusCode() + ", " + cleared.replaceAll("=[^;]{20,}", "=<token>") + ")");
+      String ended = open.nextEvent(5_000);
+      ev.check(ended != null && ended.startsWith("event: revoked") && ended.contains("SESSION_ENDED"),
+          "the open stream ends with event revoked, SESSION_ENDED (" + (ended == null ? null : ended.replace('\n', ' ')) + ")");
+      ev.check(open.ended(5_000), "and is closed by the server");
+    }
+    for (String token : new String[] {a, b}) {
+      HttpResponse<String> gone = send("GET", "/orders/" + idA, null, null, null, token);
+      ev.check(gone.statusCode() == 401 && gone.body().contains("SESSION_ENDED")
+              && gone.headers().firstValue("WWW-Authenticate").orElse("").contains("invalid_token"),
+          "a token issued before the logout (" + (token == a ? "the one logged out" : "another session") + ") → 401 SESSION_ENDED");
+    }
+    String c = HttpJson.JSON.readTree(send("POST", "/session", "{\"tenant\":\"t1\",\"subject\":\"user-2002\"}", null, null)
+        .body()).path("token").asText();
+    ev.equal(200, send("GET", "/orders/" + idA, null, null, null, c).statusCode(), "a login after the logout works at once");
+
+    // revoke, then unrevoke: the tokens from before the revocation stay refused
+    String before = HttpJson.JSON.readTree(send("POST", "/session", "{\"tenant\":\"t1\",\"subject\":\"user-2003\"}", null, null)
+        .body()).path("token").asText();
+    String idR = Buyers.create(stack.api.as(before), "x20-revoke", "sku-x20", 1).text("order_id");
+    ev.equal(200, stack.admin.post("/tasks/revoke?tenant=t1&subject=user-2003", null).status(), "revoke user-2003");
+    ev.equal(403, send("GET", "/orders/" + idR, null, null, null, before).statusCode(), "revoked: its token → 403 REVOKED");
+    ev.equal(200, stack.admin.post("/tasks/unrevoke?tenant=t1&subject=user-2003", null).status(), "unrevoke user-2003");
+    HttpResponse<String> stale = send("GET", "/orders/" + idR, null, null, null, before);
+    ev.check(stale.statusCode() == 401 && stale.body().contains("SESSION_ENDED"),
+        "after the unrevoke the token from before the revocation → 401 SESSION_ENDED (" + stale.statusCode() + ")");
+    String fresh = HttpJson.JSON.readTree(send("POST", "/session", "{\"tenant\":\"t1\",\"subject\":\"user-2003\"}", null, null)
+        .body()).path("token").asText();
+    ev.equal(200, send("GET", "/orders/" + idR, null, null, null, fresh).statusCode(), "a token issued after it works");
+
     // phase 2: k2 added and signing, and served over TLS
     Path keystore = keystore();
     stack.stop();
@@ -117,6 +166,21 @@ class X20TokenKeysAndSessionsTest {
     ev.check(tlsCookie.contains("Secure") && tlsCookie.contains("HttpOnly"), "over TLS the session cookie is Secure");
     ev.check(t2.startsWith("k2."), "new tokens are signed with k2");
     ev.equal(200, send("GET", "/orders/" + id, null, null, null, t2).statusCode(), "k2's token works");
+
+    // a leaked k1 retired at run time: its tokens and their open streams end now, before any restart
+    try (SseClient open = SseClient.open(base, http, "/orders/" + id + "/events", t1, null)) {
+      ev.equal(200, open.status(), "a stream of k1's token opens");
+      open.nextEvent(5_000);
+      ev.equal(409, stack.admin.post("/tasks/retire-token-key?keyId=k2", null).status(),
+          "retire-token-key k2 → 409 SIGNING_KEY (it signs new tokens)");
+      ev.equal(404, stack.admin.post("/tasks/retire-token-key?keyId=k9", null).status(), "retire-token-key k9 → 404 UNKNOWN_KEY");
+      ev.equal(200, stack.admin.post("/tasks/retire-token-key?keyId=k1", null).status(), "retire-token-key k1 → 200");
+      String ended = open.nextEvent(5_000);
+      ev.check(ended != null && ended.startsWith("event: revoked") && ended.contains("KEY_RETIRED"),
+          "the stream of k1's token ends with event revoked, KEY_RETIRED");
+    }
+    ev.equal(401, send("GET", "/orders/" + id, null, null, null, t1).statusCode(), "k1's token → 401 once k1 is retired");
+    ev.equal(200, send("GET", "/orders/" + id, null, null, null, t2).statusCode(), "k2's token still works");
 
     // phase 3: k1 retired
     stack.stop();

@@ -14,7 +14,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * price, a SKU name the API would refuse, a typo in a name, a missing price for a new SKU) get a
  * JSON 400 with a stable code and the parameter's name, never a 500 with a database message; a
  * total below the units held or confirmed is 409 and changes nothing; omitted price and limit
- * keep the current values; a revoked principal is restored with the unrevoke task. The door of
+ * keep the current values; a revoked principal is restored with the unrevoke task (with a new
+ * login: its tokens from before the revocation stay refused). The door of
  * the local default's admin port: a task without X-Requested-By (what a web page in the
  * operator's browser would send) and any request whose Host is not a loopback name (a rebound DNS
  * name) are refused and change nothing.
@@ -93,8 +94,12 @@ class X22AdminTaskValidationTest {
     ev.check(revoked.status() == 403 && "REVOKED".equals(revoked.text("error")), "revoked: 403 REVOKED");
     HttpJson.Reply restored = task("/tasks/unrevoke?tenant=t1&subject=user-2203");
     ev.check(restored.status() == 200 && restored.raw().contains("unrevoked t1/user-2203"), "unrevoke: 200");
-    ev.equal(200, buyer.get("/orders").status(), "the same token works again");
-    ev.equal(201, Buyers.create(buyer, "x22-after", SKU, 1).status(), "and it can order again");
+    HttpJson.Reply stale = buyer.get("/orders");
+    ev.check(stale.status() == 401 && "SESSION_ENDED".equals(stale.text("error")),
+        "the token from before the revocation stays refused: 401 SESSION_ENDED (" + stale.status() + ")");
+    HttpJson again = stack.api.login("t1", "user-2203");
+    ev.equal(200, again.get("/orders").status(), "a new login works again");
+    ev.equal(201, Buyers.create(again, "x22-after", SKU, 1).status(), "and it can order again");
     refused(task("/tasks/unrevoke?tenant=t1&subject=user-nobody"), 404, "PRINCIPAL_NOT_FOUND", "subject",
         "unrevoke of an unknown principal");
     ev.equal(0L, stack.sql.count("SELECT count(*) FROM principals WHERE subject = 'user-nobody'"),

@@ -244,6 +244,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     io.flashsale.persistence.PrincipalView principalView = managed(env, cfg.principalView.open(db));
     RestApi.register(env,
         new RestApi.Settings(cfg.maxBodyBytes, cfg.maxCreatesInFlight, cfg.minCreatesInFlight, cfg.createLatencyBudgetMs,
+            cfg.maxCreatesInFlightPerPrincipal,
             cfg.maxExports, cfg.maxExportsPerPrincipal, cfg.maxEventStreams, cfg.maxEventStreamsPerPrincipal,
             cfg.maxEventStreamMs, cfg.eventStreamHeartbeatMs,
             java.util.Arrays.asList(cfg.channel.callbackSecret, cfg.channel.previousCallbackSecret),
@@ -305,10 +306,11 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
         .append("  TOKEN=$(curl -s -XPOST ").append(api)
         .append("/session -H 'Content-Type: application/json' -d '{\"tenant\":\"t1\",\"subject\":\"user-0042\"}'")
         .append(" | sed 's/.*\"token\":\"\\([^\"]*\\)\".*/\\1/')\n")
-        .append("  curl -s -XPOST ").append(api).append("/orders -H \"Authorization: Bearer $TOKEN\"")
-        .append(" -H 'Content-Type: application/json' -d '{\"request_key\":\"k1\",\"sku\":\"sku-lab-01\",\"quantity\":1}'\n")
-        .append("  curl -s -XPOST ").append(api).append("/orders/ord-0001/pay -H \"Authorization: Bearer $TOKEN\"\n")
-        .append("  curl -s ").append(api).append("/orders/ord-0001 -H \"Authorization: Bearer $TOKEN\"\n");
+        .append("  ORDER=$(curl -s -XPOST ").append(api).append("/orders -H \"Authorization: Bearer $TOKEN\"")
+        .append(" -H 'Content-Type: application/json' -d '{\"request_key\":\"k1\",\"sku\":\"sku-lab-01\",\"quantity\":1}'")
+        .append(" | sed 's/.*\"order_id\":\"\\([^\"]*\\)\".*/\\1/')\n")
+        .append("  curl -s -XPOST ").append(api).append("/orders/$ORDER/pay -H \"Authorization: Bearer $TOKEN\"\n")
+        .append("  curl -s ").append(api).append("/orders/$ORDER -H \"Authorization: Bearer $TOKEN\"\n");
     System.out.println(sb);
   }
 

@@ -53,6 +53,12 @@ public class FlashsaleConfiguration extends Configuration {
   @Min(0) @JsonProperty public long createLatencyBudgetMs = 1_000;
   /** The bound's floor: a quiet or cold service admits a burst of this many (the bench's 64 clients). */
   @Min(1) @JsonProperty public int minCreatesInFlight = 64;
+  /**
+   * One principal's share of the creates in flight; past it 429 with Retry-After (one token cannot
+   * take every place while others wait). A buyer's retries of one key meet in one workflow, so a
+   * real client needs one or two.
+   */
+  @Min(1) @JsonProperty public int maxCreatesInFlightPerPrincipal = 8;
   /** CSV exports streaming at once (each holds a database connection); past it 503. */
   @Min(1) @JsonProperty public int maxExports = 4;
   /** One principal's share of them; past it 429 with Retry-After (one token cannot take them all). */

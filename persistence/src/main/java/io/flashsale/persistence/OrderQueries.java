@@ -56,20 +56,26 @@ public final class OrderQueries {
   }
 
   /**
-   * Own orders after the cursor (an order id), in creation order: ids are "ord-" and a number of
-   * at least four digits, so (length, id) is numeric order (past ord-9999 text order is not).
+   * Own orders after the cursor (an order id), in creation order: by {@code seq}, the sequence
+   * number each id was issued from (the ids themselves are a keyed permutation of it, in no order).
+   * The page starts after the cursor's own order. A cursor that is none of the caller's orders
+   * (missing, or another's: no different from a missing one) is read as the number its digits
+   * spell, which is where it stood when ids were that number ({@code ord-0000}: from the start);
+   * one of another form: past every order.
    */
   public List<OrderDetails> list(String tenant, String subject, String afterOrderId, int limit) {
     return db.read(c -> {
       try (PreparedStatement ps = c.prepareStatement(
-          SELECT + " WHERE o.tenant = ? AND o.subject = ? AND (length(o.order_id), o.order_id) > (length(?), ?)"
-              + " ORDER BY length(o.order_id), o.order_id LIMIT ?")) {
+          SELECT + " WHERE o.tenant = ? AND o.subject = ? AND o.seq > coalesce("
+              + "(SELECT a.seq FROM orders a WHERE a.order_id = ? AND a.tenant = ? AND a.subject = ?), ?)"
+              + " ORDER BY o.seq LIMIT ?")) {
         ps.setString(1, tenant);
         ps.setString(2, subject);
-        String after = afterOrderId == null ? "" : afterOrderId;
-        ps.setString(3, after);
-        ps.setString(4, after);
-        ps.setInt(5, limit);
+        ps.setString(3, afterOrderId);
+        ps.setString(4, tenant);
+        ps.setString(5, subject);
+        ps.setLong(6, unknownCursorSeq(afterOrderId));
+        ps.setInt(7, limit);
         List<OrderDetails> out = new ArrayList<>();
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) out.add(row(rs, List.of()));
@@ -77,6 +83,15 @@ public final class OrderQueries {
         return out;
       }
     });
+  }
+
+  private static final java.util.regex.Pattern NUMBERED = java.util.regex.Pattern.compile("ord-([0-9]{1,18})");
+
+  /** Where a cursor that is none of the caller's orders stands: see {@link #list}. */
+  static long unknownCursorSeq(String afterOrderId) {
+    if (afterOrderId == null) return Long.MIN_VALUE;
+    java.util.regex.Matcher m = NUMBERED.matcher(afterOrderId);
+    return m.matches() ? Long.parseLong(m.group(1)) : Long.MAX_VALUE;
   }
 
   /** Transitions of one order after a version, oldest first (the SSE feed). */
@@ -113,7 +128,7 @@ public final class OrderQueries {
     try (java.sql.Connection c = db.dataSource().getConnection()) {
       c.setAutoCommit(false); // PostgreSQL uses a cursor for fetch size only inside a transaction
       try (PreparedStatement ps = c.prepareStatement(
-          SELECT + " WHERE o.tenant = ? AND o.subject = ? ORDER BY length(o.order_id), o.order_id")) {
+          SELECT + " WHERE o.tenant = ? AND o.subject = ? ORDER BY o.seq")) {
         ps.setFetchSize(500);
         ps.setString(1, tenant);
         ps.setString(2, subject);

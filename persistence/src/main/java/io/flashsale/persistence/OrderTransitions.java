@@ -17,12 +17,29 @@ public final class OrderTransitions {
 
   private OrderTransitions() {}
 
-  /** The first status of an order: the row itself, inserted as CREATED v1. */
+  /**
+   * The first status of an order: the row itself, inserted as CREATED v1, with {@code seq}, the
+   * sequence number its id was issued from ({@link OrderIdIssuer}), which orders a buyer's list.
+   */
+  public static Transition insertCreated(Connection c, OrderRow o, long seq, String note, String cause)
+      throws SQLException {
+    return insert(c, o, seq, note, cause);
+  }
+
+  /**
+   * The same for a row made without an issued id (tests and tools that write orders directly): its
+   * {@code seq} is the next number of the sequence, the column's default, so it still lists in
+   * creation order.
+   */
   public static Transition insertCreated(Connection c, OrderRow o, String note, String cause) throws SQLException {
+    return insert(c, o, null, note, cause);
+  }
+
+  private static Transition insert(Connection c, OrderRow o, Long seq, String note, String cause) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(
         "INSERT INTO orders (order_id, tenant, subject, request_key, payload, sku, quantity, amount, note, status,"
-            + " version, reservation_key, reserve_attempt, workflow_id)"
-            + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'CREATED', 1, ?, 1, ?)")) {
+            + " version, reservation_key, reserve_attempt, workflow_id" + (seq != null ? ", seq" : "") + ")"
+            + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 'CREATED', 1, ?, 1, ?" + (seq != null ? ", ?" : "") + ")")) {
       ps.setString(1, o.orderId());
       ps.setString(2, o.tenant());
       ps.setString(3, o.subject());
@@ -34,6 +51,7 @@ public final class OrderTransitions {
       ps.setString(9, note);
       ps.setString(10, o.reservationKey());
       ps.setString(11, o.workflowId());
+      if (seq != null) ps.setLong(12, seq);
       ps.executeUpdate();
     }
     Transition t = new Transition(null, OrderStatus.CREATED, 1, cause);

@@ -15,13 +15,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What the API's create gate needs to know about a caller, in memory, one per process: whether
- * the principal is revoked, and whether it has any order at all. A sold-out answer then makes no
+ * What the API's create gate needs to know about a caller, in memory, one per process: its
+ * standing (revoked, tokens refused up to an instant), and whether it has any order at all. A sold-out answer then makes no
  * database round trip: not the revocation read, not the read of the request key (a buyer without
  * any order cannot have an order under this key).
  *
- * <p>One daemon thread polls every {@code refresh} on a connection of its own: the revoked
- * principals in full (a small set), and the buyers of the orders that appeared since the last
+ * <p>One daemon thread polls every {@code refresh} on a connection of its own: the principals
+ * revoked or logged out in full (a small set), and the buyers of the orders that appeared since the last
  * poll. "Since" is exact, not a guess: before each read the poll takes the start of the oldest
  * transaction still open on the database ({@code pg_stat_activity.xact_start}); an order that was
  * not yet committed then carries {@code created_at = now()} of its transaction, so it is at or
@@ -51,15 +51,16 @@ public final class PrincipalView implements MemoryView {
 
   private record Principal(String tenant, String subject) {}
 
-  private record Note(boolean revoked, long atNanos) {}
+  private record Note(Principals.Standing standing, long atNanos) {}
 
   private final StockView.ConnectionSource connections;
   private final long refreshMillis;
   private final long boundNanos;
   private final int maxBuyers;
-  private volatile Set<Principal> revoked = ConcurrentHashMap.newKeySet();
+  /** The principals whose standing is not {@link Principals.Standing#CLEAR}. */
+  private volatile Map<Principal, Principals.Standing> standings = new ConcurrentHashMap<>();
   private final Set<Principal> buyers = ConcurrentHashMap.newKeySet();
-  /** Revocations noted by this process, kept over a poll that may have read before they committed. */
+  /** Standings noted by this process, kept over a poll that may have read before they committed. */
   private final java.util.Map<Principal, Note> notes = new ConcurrentHashMap<>();
   /** Orders the notes and the poll's swap of the revoked set, so neither loses the other's change. */
   private final Object revokedLock = new Object();
@@ -114,10 +115,10 @@ public final class PrincipalView implements MemoryView {
 
   // ---------------------------------------------------------------- answers
 
-  /** TRUE or FALSE from a poll within the bound; null when the view cannot be sure (read the database). */
-  public Boolean revoked(String tenant, String subject) {
+  /** The standing from a poll within the bound; null when the view cannot be sure (read the database). */
+  public Principals.Standing standing(String tenant, String subject) {
     if (!fresh()) return null;
-    return revoked.contains(new Principal(tenant, subject));
+    return standings.getOrDefault(new Principal(tenant, subject), Principals.Standing.CLEAR);
   }
 
   /**
@@ -132,14 +133,18 @@ public final class PrincipalView implements MemoryView {
     return !buyers.contains(new Principal(tenant, subject));
   }
 
-  /** A revocation or its undoing made through this process: applied at once, before the next poll says so. */
-  public void noteRevoked(String tenant, String subject, boolean isRevoked) {
+  /** A revocation, logout or unrevoke made through this process: applied at once, before the next poll says so. */
+  public void noteStanding(String tenant, String subject, Principals.Standing standing) {
     Principal p = new Principal(tenant, subject);
     synchronized (revokedLock) {
-      notes.put(p, new Note(isRevoked, System.nanoTime()));
-      if (isRevoked) revoked.add(p);
-      else revoked.remove(p);
+      notes.put(p, new Note(standing, System.nanoTime()));
+      put(standings, p, standing);
     }
+  }
+
+  private static void put(Map<Principal, Principals.Standing> into, Principal p, Principals.Standing standing) {
+    if (standing.equals(Principals.Standing.CLEAR)) into.remove(p);
+    else into.put(p, standing);
   }
 
   /** An order this process saw created or answered: known at once, before the next poll says so. */
@@ -162,7 +167,7 @@ public final class PrincipalView implements MemoryView {
 
   @Override
   public Map<String, Object> details() {
-    return Map.of("buyers", buyers(), "revoked", revokedCount());
+    return Map.of("buyers", buyers(), "revoked", revokedCount(), "sessionsEnded", standings.size() - revokedCount());
   }
 
   public int buyers() {
@@ -170,7 +175,7 @@ public final class PrincipalView implements MemoryView {
   }
 
   public int revokedCount() {
-    return revoked.size();
+    return (int) standings.values().stream().filter(Principals.Standing::revoked).count();
   }
 
   public long polls() {
@@ -186,7 +191,7 @@ public final class PrincipalView implements MemoryView {
     long age = ageMillis();
     return (age < 0 ? "no poll yet" : "last poll " + age + " ms ago") + ", bound " + boundMillis() + " ms, "
         + buyers() + " buyers" + (buyersOverflow ? " (over " + maxBuyers + ": the key is always read)" : "") + ", "
-        + revokedCount() + " revoked" + (fresh() ? "" : "; stale: the gate reads the database")
+        + revokedCount() + " revoked, " + (standings.size() - revokedCount()) + " logged out" + (fresh() ? "" : "; stale: the gate reads the database")
         + (lastError == null ? "" : "; last error: " + lastError);
   }
 
@@ -238,10 +243,13 @@ public final class PrincipalView implements MemoryView {
       throw new SQLException("pg_stat_activity does not show every open transaction to this role (track_activities off,"
           + " or sessions of another role: grant it pg_read_all_stats)");
     }
-    Set<Principal> nowRevoked = ConcurrentHashMap.newKeySet();
-    try (PreparedStatement ps = c.prepareStatement("SELECT tenant, subject FROM principals WHERE revoked");
+    Map<Principal, Principals.Standing> now = new ConcurrentHashMap<>();
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT tenant, subject, revoked, tokens_not_before_ms FROM principals WHERE revoked OR tokens_not_before_ms > 0");
         ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) nowRevoked.add(new Principal(rs.getString(1), rs.getString(2)));
+      while (rs.next()) {
+        put(now, new Principal(rs.getString(1), rs.getString(2)), new Principals.Standing(rs.getBoolean(3), rs.getLong(4)));
+      }
     }
     Timestamp from = horizon;
     if (from == null) {
@@ -259,18 +267,17 @@ public final class PrincipalView implements MemoryView {
         }
       }
     }
-    // a revocation noted after this poll started may have committed after its read: it stays as
+    // a change noted after this poll started may have committed after its read: it stays as
     // noted until a poll started after it reads it
     synchronized (revokedLock) {
       for (var note : notes.entrySet()) {
         if (note.getValue().atNanos() - started > 0) {
-          if (note.getValue().revoked()) nowRevoked.add(note.getKey());
-          else nowRevoked.remove(note.getKey());
+          put(now, note.getKey(), note.getValue().standing());
         } else {
           notes.remove(note.getKey(), note.getValue());
         }
       }
-      revoked = nowRevoked;
+      standings = now;
     }
     horizon = next;
     polledAtNanos = started;

@@ -15,9 +15,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The read side on a real PostgreSQL: a subject's orders page in creation order, also where ids
- * grow a fifth digit (text order would put ord-10000 before ord-9998), each page starting right
- * after the cursor; nobody sees another's orders; one order comes with its timeline.
+ * The read side on a real PostgreSQL: a subject's orders page in creation order (the sequence
+ * number each id was issued from), though ids are a permutation of it in no order, across orders
+ * from before the permutation (ord-9998, ord-10000: text order would put ord-10000 first) and
+ * after it, each page starting right after the cursor; a cursor that is none of the caller's
+ * orders stands where its number does, another's order no different from a missing one; nobody
+ * sees another's orders; one order comes with its timeline.
  */
 class OrderQueriesTest {
   @RegisterExtension static final MigratedPostgres pg = new MigratedPostgres();
@@ -29,40 +32,60 @@ class OrderQueriesTest {
 
   /**
    * Alice's orders with Bob's before, between and after hers, and an Alice of another tenant: the
-   * listing tests only read these.
+   * listing tests only read these. The first three have ids of the old form (ord-%04d of their
+   * number), the rest ids of the new one, which run against creation order.
    */
   @BeforeAll
-  static void ordersOfSeveralOwnersAcrossOrd9999() {
+  static void ordersOfSeveralOwnersBeforeAndAfterThePermutation() {
     queries = new OrderQueries(pg.db());
-    create("ord-9997", TENANT, BOB);
-    create("ord-9998", TENANT, ALICE);
-    create("ord-9999", TENANT, ALICE);
-    create("ord-10000", TENANT, ALICE);
-    create("ord-10001", TENANT, ALICE);
-    create("ord-10002", TENANT, BOB);
-    create("ord-10003", TENANT, ALICE);
-    create("ord-10004", OTHER_TENANT, ALICE);
+    create("ord-9997", 9_997, TENANT, BOB);
+    create("ord-9998", 9_998, TENANT, ALICE);
+    create("ord-10000", 10_000, TENANT, ALICE);
+    create("ord-000000700000", 10_001, TENANT, ALICE);
+    create("ord-000000300000", 10_002, TENANT, BOB);
+    create("ord-000000200000", 10_003, TENANT, ALICE);
+    create("ord-000000900000", 10_004, OTHER_TENANT, ALICE);
+    create("ord-000000100000", 10_005, TENANT, ALICE);
   }
 
   // ---- list
 
   @Test
-  void ownOrdersListInCreationOrderPastOrd9999() {
-    assertEquals(ids("ord-9998", "ord-9999", "ord-10000", "ord-10001", "ord-10003"), page(TENANT, ALICE, null, 10));
+  void ownOrdersListInCreationOrderWhateverTheirIds() {
+    assertEquals(ids("ord-9998", "ord-10000", "ord-000000700000", "ord-000000200000", "ord-000000100000"),
+        page(TENANT, ALICE, null, 10));
   }
 
   @Test
   void eachPageStartsRightAfterTheCursorWhereThePreviousOneEnded() {
-    assertEquals(ids("ord-9998", "ord-9999"), page(TENANT, ALICE, null, 2));
-    assertEquals(ids("ord-10000", "ord-10001"), page(TENANT, ALICE, "ord-9999", 2));
-    assertEquals(ids("ord-10003"), page(TENANT, ALICE, "ord-10001", 2));
-    assertEquals(ids(), page(TENANT, ALICE, "ord-10003", 2));
+    assertEquals(ids("ord-9998", "ord-10000"), page(TENANT, ALICE, null, 2));
+    assertEquals(ids("ord-000000700000", "ord-000000200000"), page(TENANT, ALICE, "ord-10000", 2));
+    assertEquals(ids("ord-000000100000"), page(TENANT, ALICE, "ord-000000200000", 2));
+    assertEquals(ids(), page(TENANT, ALICE, "ord-000000100000", 2));
+  }
+
+  @Test
+  void aCursorThatIsNoneOfTheCallersOrdersStandsWhereItsNumberDoes() {
+    assertEquals(page(TENANT, ALICE, null, 10), page(TENANT, ALICE, "ord-0000", 10), "ord-0000: from the start");
+    assertEquals(ids("ord-10000", "ord-000000700000"), page(TENANT, ALICE, "ord-9999", 2), "a missing old-form id");
+    assertEquals(ids(), page(TENANT, ALICE, "ord-000000150000", 2), "a missing id past every number");
+    assertEquals(ids(), page(TENANT, ALICE, "ord-000000300000", 2),
+        "Bob's order (number 10 002) is a missing id to Alice: its digits, not its place, decide");
+    assertEquals(ids(), page(TENANT, ALICE, "ord-x", 2), "another form: past every order");
+  }
+
+  @Test
+  void theExportIsInCreationOrderToo() throws Exception {
+    List<String> exported = new java.util.ArrayList<>();
+    queries.export(TENANT, ALICE, order -> exported.add(order.orderId()));
+    assertEquals(page(TENANT, ALICE, null, 10), exported);
   }
 
   @Test
   void aSubjectSeesOnlyItsOwnOrders() {
-    assertEquals(ids("ord-9997", "ord-10002"), page(TENANT, BOB, null, 10));
-    assertEquals(ids("ord-10004"), page(OTHER_TENANT, ALICE, null, 10), "the same name in another tenant is someone else");
+    assertEquals(ids("ord-9997", "ord-000000300000"), page(TENANT, BOB, null, 10));
+    assertEquals(ids("ord-000000900000"), page(OTHER_TENANT, ALICE, null, 10),
+        "the same name in another tenant is someone else");
     assertEquals(ids(), page(TENANT, "carol", null, 10));
     for (OrderDetails order : queries.list(TENANT, ALICE, null, 10)) {
       assertEquals(List.of(TENANT, ALICE), List.of(order.tenant(), order.subject()), order.orderId());
@@ -99,13 +122,13 @@ class OrderQueriesTest {
 
   // ---- helpers
 
-  private static void create(String orderId, String tenant, String subject) {
-    TestOrders.create(pg.db(), orderId, tenant, subject);
+  private static void create(String orderId, long seq, String tenant, String subject) {
+    TestOrders.create(pg.db(), orderId, seq, tenant, subject);
   }
 
   /** CREATED, then PAYING, then PAID; of a subject the listing tests do not read. */
   private static String paidOrder(String orderId) {
-    create(orderId, TENANT, "dave");
+    TestOrders.create(pg.db(), orderId, TENANT, "dave");
     pg.db().inTx(c -> {
       OrderTx tx = new OrderTx(c, orderId);
       tx.move(PAYING, "pay");

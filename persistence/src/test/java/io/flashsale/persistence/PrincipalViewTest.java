@@ -53,24 +53,60 @@ class PrincipalViewTest {
   @Test
   void aRevocationByAnotherProcessIsSeenWithinPollsAndOneOfThisProcessAtOnce() throws Exception {
     PrincipalView view = started();
-    assertEquals(Boolean.FALSE, view.revoked(TENANT, subject));
+    assertEquals(Boolean.FALSE, revoked(view, subject));
 
     // another process (plain SQL on a connection outside every pool) revokes and restores
     execute("INSERT INTO principals (tenant, subject, revoked) VALUES ('" + TENANT + "', '" + subject + "', true)");
-    await("the revocation", () -> Boolean.TRUE.equals(view.revoked(TENANT, subject)));
+    await("the revocation", () -> Boolean.TRUE.equals(revoked(view, subject)));
     execute("UPDATE principals SET revoked = false WHERE tenant = '" + TENANT + "' AND subject = '" + subject + "'");
-    await("the restore", () -> Boolean.FALSE.equals(view.revoked(TENANT, subject)));
+    await("the restore", () -> Boolean.FALSE.equals(revoked(view, subject)));
 
     // this process: the view knows before its next poll, and no poll takes it back
     Principals principals = new Principals(pg.db(), view);
     principals.revoke(TENANT, subject);
-    assertTrue(view.revoked(TENANT, subject), "a revocation of this process is known at once");
+    assertTrue(revoked(view, subject), "a revocation of this process is known at once");
     assertTrue(principals.isRevoked(TENANT, subject));
     long polls = view.polls();
     await("three more polls", () -> view.polls() >= polls + 3);
-    assertTrue(view.revoked(TENANT, subject), "the polls after it read it committed");
+    assertTrue(revoked(view, subject), "the polls after it read it committed");
     assertTrue(principals.unrevoke(TENANT, subject));
-    assertFalse(view.revoked(TENANT, subject), "a restore of this process is known at once");
+    assertFalse(revoked(view, subject), "a restore of this process is known at once");
+  }
+
+  @Test
+  void aRevocationOrLogoutRefusesEveryTokenIssuedUntilThenAndAnUnrevokeRevivesNone() throws Exception {
+    PrincipalView view = started();
+    Principals principals = new Principals(pg.db(), view);
+    Principals fromDatabase = new Principals(pg.db(), null);
+    long before = System.currentTimeMillis();
+    Thread.sleep(2);
+    assertFalse(principals.standing(TENANT, subject).refusesTokenIssuedAt(before), "nothing refused yet");
+
+    principals.endSessions(TENANT, subject);
+    long loggedOut = fromDatabase.standing(TENANT, subject).tokensNotBeforeMillis();
+    assertTrue(loggedOut > before, "a logout refuses the tokens issued until it");
+    for (Principals p : List.of(principals, fromDatabase)) {
+      assertFalse(p.standing(TENANT, subject).revoked(), "a logout does not revoke");
+      assertTrue(p.standing(TENANT, subject).refusesTokenIssuedAt(before));
+      assertFalse(p.standing(TENANT, subject).refusesTokenIssuedAt(loggedOut + 1), "a later login works");
+    }
+
+    Thread.sleep(2);
+    principals.revoke(TENANT, subject);
+    long revokedAt = fromDatabase.standing(TENANT, subject).tokensNotBeforeMillis();
+    assertTrue(revokedAt > loggedOut, "a revocation moves the instant on");
+    assertTrue(principals.unrevoke(TENANT, subject));
+    for (Principals p : List.of(principals, fromDatabase)) {
+      Principals.Standing after = p.standing(TENANT, subject);
+      assertFalse(after.revoked());
+      assertEquals(revokedAt, after.tokensNotBeforeMillis(), "an unrevoke keeps the instant");
+      assertTrue(after.refusesTokenIssuedAt(revokedAt - 1), "a token from before the revocation stays refused");
+      assertFalse(after.refusesTokenIssuedAt(revokedAt + 1), "a token issued after it works");
+    }
+    await("a poll reads the same standing", () -> {
+      Principals.Standing polled = view.standing(TENANT, subject);
+      return polled != null && polled.tokensNotBeforeMillis() == revokedAt && !polled.revoked();
+    });
   }
 
   @Test
@@ -118,7 +154,7 @@ class PrincipalViewTest {
     }, REFRESH, Duration.ofMillis(300), PrincipalView.DEFAULT_MAX_BUYERS);
     views.add(never);
     never.start();
-    assertNull(never.revoked(TENANT, subject));
+    assertNull(revoked(never, subject));
     assertFalse(never.hasNoOrder(TENANT, subject, longAgo()));
 
     java.util.concurrent.atomic.AtomicReference<Connection> theOne = new java.util.concurrent.atomic.AtomicReference<>();
@@ -130,7 +166,7 @@ class PrincipalViewTest {
     views.add(once);
     once.start();
     await("the first poll", once::fresh);
-    assertEquals(Boolean.FALSE, once.revoked(TENANT, subject));
+    assertEquals(Boolean.FALSE, revoked(once, subject));
     assertTrue(once.hasNoOrder(TENANT, subject, longAgo()), "fresh, it answers");
     // its connection dies under it, and no other opens
     try (Connection admin = pg.outsideConnection(); PreparedStatement ps = admin.prepareStatement(
@@ -140,7 +176,7 @@ class PrincipalViewTest {
     } catch (java.sql.SQLException e) {
       fail(e);
     }
-    await("stale after the bound", () -> once.revoked(TENANT, subject) == null);
+    await("stale after the bound", () -> revoked(once, subject) == null);
     assertFalse(once.hasNoOrder(TENANT, subject, longAgo()));
     assertFalse(once.fresh());
   }
@@ -168,6 +204,12 @@ class PrincipalViewTest {
   }
 
   /** True once a poll that started after the instant has completed (hasNoOrder of a buyer nobody has). */
+  /** Whether the view says the principal is revoked; null when it cannot be sure. */
+  private static Boolean revoked(PrincipalView view, String subject) {
+    Principals.Standing standing = view.standing(TENANT, subject);
+    return standing == null ? null : standing.revoked();
+  }
+
   private static boolean pollStartedAfter(PrincipalView view, long instant) {
     return view.hasNoOrder(TENANT, "nobody-" + instant, instant);
   }

@@ -15,7 +15,14 @@ final class TestOrders {
         OrderStatus.CREATED, 1, Inventory.firstReservationKey(orderId), 1, "order-" + orderId);
   }
 
-  /** Inserts a CREATED v1 order with a request key of its own. */
+  /** Inserts a CREATED v1 order with a request key of its own, issued from sequence number {@code seq}. */
+  static OrderRow create(Database db, String orderId, long seq, String tenant, String subject) {
+    OrderRow row = unsaved(orderId, tenant, subject, "req-" + orderId);
+    db.inTx(c -> OrderTransitions.insertCreated(c, row, seq, null, CREATE_CAUSE));
+    return row;
+  }
+
+  /** Inserts a CREATED v1 order with a request key of its own (its seq: the sequence's next number). */
   static OrderRow create(Database db, String orderId, String tenant, String subject) {
     OrderRow row = unsaved(orderId, tenant, subject, "req-" + orderId);
     db.inTx(c -> OrderTransitions.insertCreated(c, row, null, CREATE_CAUSE));

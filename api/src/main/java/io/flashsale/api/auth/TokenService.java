@@ -15,8 +15,10 @@ import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 
 /**
- * Signed session tokens: keyId "." base64url("tenant|subject|expiry") "." base64url(HMAC-SHA256 of
- * keyId "." claims) under the key of that id. Tokens are signed with the signing key and verified
+ * Signed session tokens: keyId "." base64url("tenant|subject|expiry|issuedAtMillis|tokenId") "."
+ * base64url(HMAC-SHA256 of keyId "." claims) under the key of that id. The issued-at time lets a
+ * revocation or a logout refuse every token issued until then (Principals.Standing); claims
+ * without it (the format before) read as issued at 0. Tokens are signed with the signing key and verified
  * with whichever configured key their id names, so a new key can be introduced and the old one
  * retired without logging anyone out. A token without a key id (the format before key ids) is
  * verified with the key {@value #DEFAULT_KEY_ID} only. Any change to any part fails verification.
@@ -27,7 +29,9 @@ public final class TokenService {
   public static final Pattern KEY_ID = Pattern.compile("[A-Za-z0-9_-]{1,32}");
   /** The id of the single key given as auth.secret (and of the random key of the local default). */
   public static final String DEFAULT_KEY_ID = "default";
-  private static final Pattern CLAIMS = Pattern.compile("([A-Za-z0-9._-]{1,64})\\|([A-Za-z0-9._-]{1,64})\\|(\\d{1,12})");
+  private static final Pattern CLAIMS = Pattern.compile(
+      "([A-Za-z0-9._-]{1,64})\\|([A-Za-z0-9._-]{1,64})\\|(\\d{1,12})(?:\\|(\\d{1,15})\\|([A-Za-z0-9_-]{16}))?");
+  private static final SecureRandom IDS = new SecureRandom();
 
   /**
    * Tokens whose signature was checked, exactly as given, with what they said: a buyer's next
@@ -36,6 +40,7 @@ public final class TokenService {
    */
   private final Map<String, Caller> verified = new java.util.concurrent.ConcurrentHashMap<>();
   static final int VERIFIED_CAPACITY = 50_000;
+  /** Mutable only by {@link #retire}: a key removed at run time verifies nothing from then on. */
   private final Map<String, byte[]> keys;
   private final String signingKeyId;
   private final long ttlSeconds;
@@ -74,7 +79,7 @@ public final class TokenService {
     } else if (!k.containsKey(signing)) {
       throw new IllegalArgumentException("auth.signingKeyId '" + signing + "' is not a configured key " + k.keySet());
     }
-    this.keys = Map.copyOf(k);
+    this.keys = new java.util.concurrent.ConcurrentHashMap<>(k);
     this.signingKeyId = signing;
     this.ttlSeconds = ttlSeconds;
     this.clock = clock;
@@ -108,7 +113,10 @@ public final class TokenService {
 
   /** A token that expires at the given second (tests and experiments make short-lived ones). */
   public String issue(String tenant, String subject, long expiresAtEpochSecond) {
-    String signed = signingKeyId + "." + b64(tenant + "|" + subject + "|" + expiresAtEpochSecond);
+    byte[] id = new byte[12];
+    IDS.nextBytes(id);
+    String signed = signingKeyId + "." + b64(tenant + "|" + subject + "|" + expiresAtEpochSecond + "|"
+        + clock.millis() + "|" + b64(id));
     return signed + "." + b64(mac(keys.get(signingKeyId), signed));
   }
 
@@ -119,6 +127,25 @@ public final class TokenService {
   public String csrfFor(String token) {
     byte[] key = keys.get(keyIdOf(token));
     return key == null ? null : b64(mac(key, "csrf|" + token));
+  }
+
+  /**
+   * Removes a key at run time (a leaked key, before the configuration without it is deployed):
+   * every token it signed is refused from now on, open event streams included. The signing key
+   * cannot be retired (name another one and restart first). False when no such key is configured.
+   */
+  public boolean retire(String keyId) {
+    if (signingKeyId.equals(keyId)) {
+      throw new IllegalArgumentException("'" + keyId + "' signs new tokens; configure another auth.signingKeyId first");
+    }
+    if (keys.remove(keyId) == null) return false;
+    verified.clear();
+    return true;
+  }
+
+  /** Whether the key that signed the caller's token still verifies (false once {@link #retire}d). */
+  public boolean keyStillValid(Caller caller) {
+    return caller.keyId() == null || keys.containsKey(caller.keyId());
   }
 
   /** How many verified tokens are kept now (at most {@link #VERIFIED_CAPACITY}). */
@@ -178,7 +205,8 @@ public final class TokenService {
     if (!m.matches()) return Optional.empty();
     long expiresAt = Long.parseLong(m.group(3));
     if (expiresAt < clock.instant().getEpochSecond()) return Optional.empty();
-    return Optional.of(new Caller(m.group(1), m.group(2), expiresAt));
+    long issuedAt = m.group(4) == null ? 0 : Long.parseLong(m.group(4));
+    return Optional.of(new Caller(m.group(1), m.group(2), expiresAt, issuedAt, m.group(5), keyId));
   }
 
   private static String keyIdOf(String token) {

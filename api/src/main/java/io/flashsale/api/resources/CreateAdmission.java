@@ -1,5 +1,7 @@
 package io.flashsale.api.resources;
 
+import io.flashsale.api.auth.Caller;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.LongSupplier;
@@ -12,7 +14,8 @@ import java.util.function.LongSupplier;
  * every create past the bound is refused at once (503, Retry-After) instead of waiting in a queue
  * until its client gives up. C is measured here, over the last {@link #WINDOW_NANOS}; the bound
  * never falls below {@code floor} (a quiet or cold service admits a burst of that many) nor rises
- * above {@code max} (maxCreatesInFlight).
+ * above {@code max} (maxCreatesInFlight). Under the bound each principal has a share
+ * (maxCreatesInFlightPerPrincipal), so one token cannot hold every place while others wait.
  */
 public final class CreateAdmission {
   /** The completion rate is counted over this window, in buckets of a tenth of it. */
@@ -25,6 +28,18 @@ public final class CreateAdmission {
   private final double budgetSeconds;
   private final LongSupplier nanoTime;
   private final AtomicInteger inFlight = new AtomicInteger();
+  private final int share;
+  /** Creates in flight per principal ("tenant/subject"); a principal with none has no entry. */
+  private final ConcurrentHashMap<String, Integer> perPrincipal = new ConcurrentHashMap<>();
+
+  /** What {@link #tryAdmit(Caller)} decided. */
+  public enum Admission {
+    ADMITTED,
+    /** The bound is reached: 503 OVERLOADED for everyone. */
+    OVERLOADED,
+    /** This principal holds its share: 429 for it, others are still admitted. */
+    PRINCIPAL_SHARE_USED
+  }
   /**
    * Completions per bucket; {@code bucketStart[i]} says which bucket period slot i holds. Without a
    * lock: every create asks the bound, and a crowd's request threads queued on a monitor here (44 s
@@ -36,14 +51,19 @@ public final class CreateAdmission {
 
   /** A fixed bound of {@code max} creates in flight (budget 0: no rate-derived bound). */
   public static CreateAdmission fixed(int max) {
-    return new CreateAdmission(max, max, 0, System::nanoTime);
+    return new CreateAdmission(max, max, 0, max, System::nanoTime);
   }
 
-  public CreateAdmission(int floor, int max, long budgetMillis) {
-    this(floor, max, budgetMillis, System::nanoTime);
+  public CreateAdmission(int floor, int max, long budgetMillis, int sharePerPrincipal) {
+    this(floor, max, budgetMillis, sharePerPrincipal, System::nanoTime);
   }
 
   CreateAdmission(int floor, int max, long budgetMillis, LongSupplier nanoTime) {
+    this(floor, max, budgetMillis, max, nanoTime);
+  }
+
+  CreateAdmission(int floor, int max, long budgetMillis, int sharePerPrincipal, LongSupplier nanoTime) {
+    this.share = Math.max(1, sharePerPrincipal);
     this.floor = Math.min(floor, max);
     this.max = max;
     this.budgetSeconds = budgetMillis / 1000.0;
@@ -58,6 +78,35 @@ public final class CreateAdmission {
       if (n >= bound) return false;
       if (inFlight.compareAndSet(n, n + 1)) return true;
     }
+  }
+
+  /**
+   * A place under the bound and within the caller's share: take it (and {@link #done(Caller,
+   * boolean)} it), or be refused. The bound is checked first, so an overloaded service answers
+   * everyone its 503; a principal at its share gets 429.
+   */
+  public Admission tryAdmit(Caller caller) {
+    if (!tryAdmit()) return Admission.OVERLOADED;
+    boolean[] took = new boolean[1];
+    perPrincipal.compute(principal(caller), (k, n) -> {
+      int held = n == null ? 0 : n;
+      if (held >= share) return n;
+      took[0] = true;
+      return held + 1;
+    });
+    if (took[0]) return Admission.ADMITTED;
+    inFlight.decrementAndGet();
+    return Admission.PRINCIPAL_SHARE_USED;
+  }
+
+  /** An admitted create of the caller ended: its place and its share's place are free. */
+  public void done(Caller caller, boolean engineAnswered) {
+    perPrincipal.computeIfPresent(principal(caller), (k, n) -> n <= 1 ? null : n - 1);
+    done(engineAnswered);
+  }
+
+  private static String principal(Caller caller) {
+    return caller.tenant() + "/" + caller.subject();
   }
 
   /** No room under the bound now: a create would be refused. A look only; {@link #tryAdmit} decides. */

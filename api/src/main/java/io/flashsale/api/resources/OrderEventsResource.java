@@ -8,8 +8,8 @@ import io.dropwizard.auth.Auth;
 import io.flashsale.persistence.OrderQueries;
 import io.flashsale.persistence.OrderQueries.OrderDetails;
 import io.flashsale.persistence.OrderQueries.TimelineEntry;
-import io.flashsale.persistence.Principals;
 import io.flashsale.api.auth.Caller;
+import io.flashsale.api.auth.TokenAuthenticator;
 import io.flashsale.api.core.ApiError;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.HeaderParam;
@@ -29,7 +29,8 @@ import org.slf4j.LoggerFactory;
 /**
  * GET /orders/{id}/events: the order's transitions as server-sent events (event id = version),
  * resumable with Last-Event-ID. The caller's permission is checked again before every event and
- * every second, so a revoked principal's stream ends; it also ends when the token that opened it
+ * every second, so the stream ends (event "revoked", with the reason) when its principal is revoked
+ * or logs out or the key of its token is retired; it also ends when the token that opened it
  * expires (event "expired"); the number of open streams is bounded (503).
  */
 @Path("/orders/{id}/events")
@@ -40,22 +41,22 @@ public class OrderEventsResource {
   private static final long RECHECK_MS = 1_000;
 
   private final OrderQueries queries;
-  private final Principals principals;
+  private final TokenAuthenticator authenticator;
   private final PrincipalSlots streams;
   private final long maxStreamMillis;
   private final long heartbeatMillis;
   private volatile boolean stopping;
 
-  public OrderEventsResource(OrderQueries queries, Principals principals, int maxStreams, long maxStreamMillis,
+  public OrderEventsResource(OrderQueries queries, TokenAuthenticator authenticator, int maxStreams, long maxStreamMillis,
       long heartbeatMillis) {
-    this(queries, principals, maxStreams, maxStreams, maxStreamMillis, heartbeatMillis);
+    this(queries, authenticator, maxStreams, maxStreams, maxStreamMillis, heartbeatMillis);
   }
 
   /** {@code maxStreamsPerPrincipal}: one principal's share of the streams, so one token cannot take them all. */
-  public OrderEventsResource(OrderQueries queries, Principals principals, int maxStreams, int maxStreamsPerPrincipal,
+  public OrderEventsResource(OrderQueries queries, TokenAuthenticator authenticator, int maxStreams, int maxStreamsPerPrincipal,
       long maxStreamMillis, long heartbeatMillis) {
     this.queries = queries;
-    this.principals = principals;
+    this.authenticator = authenticator;
     this.streams = new PrincipalSlots(maxStreams, maxStreamsPerPrincipal);
     this.maxStreamMillis = maxStreamMillis;
     this.heartbeatMillis = heartbeatMillis;
@@ -152,9 +153,14 @@ public class OrderEventsResource {
   }
 
   private boolean allowed(Caller caller, OrderDetails o, OutputStream out) throws IOException {
-    if (OwnOrders.owns(caller, o) && !principals.isRevoked(caller.tenant(), caller.subject())) return true;
-    write(out, "event: revoked\ndata: {\"error\":\"REVOKED\"}\n\n");
-    log.info("order {} event stream ended: {}/{} revoked", o.orderId(), caller.tenant(), caller.subject());
+    if (!OwnOrders.owns(caller, o)) return end(out, o, caller, "REVOKED");
+    var refusal = authenticator.refusal(caller);
+    return refusal.isEmpty() || end(out, o, caller, refusal.get().name());
+  }
+
+  private static boolean end(OutputStream out, OrderDetails o, Caller caller, String code) throws IOException {
+    write(out, "event: revoked\ndata: {\"error\":\"" + code + "\"}\n\n");
+    log.info("order {} event stream ended: {} for {}/{}", o.orderId(), code, caller.tenant(), caller.subject());
     return false;
   }
 

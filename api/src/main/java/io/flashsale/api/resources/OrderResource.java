@@ -181,7 +181,16 @@ public class OrderResource {
       if (!keyed.payload().equals(request.payload())) return outcome(422, CreateOutcome.KEY_REUSED);
       return createAnswer(CreateOutcome.REPLAY, keyed.orderId());
     }
-    if (!admission.tryAdmit()) return overloadedAnswer();
+    switch (admission.tryAdmit(caller)) {
+      case OVERLOADED -> {
+        return overloadedAnswer();
+      }
+      case PRINCIPAL_SHARE_USED -> {
+        return ApiError.tooMany(1, new ErrorBody("CREATES_PER_PRINCIPAL",
+            "this principal's creates are all in flight; retry with the same key"));
+      }
+      case ADMITTED -> { }
+    }
     CreateResult r;
     boolean answered = false;
     try {
@@ -193,7 +202,7 @@ public class OrderResource {
       log.warn("create {}/{} key {}: engine unavailable: {}", caller.tenant(), caller.subject(), requestKey, e.toString());
       throw engineUnavailable("the order engine did not answer; retry with the same key");
     } finally {
-      admission.done(answered);
+      admission.done(caller, answered);
     }
     // REPLAY from the workflow: a call that raced the first one with the key and lost
     if (principalView != null && r.order() != null) principalView.noteOrdered(caller.tenant(), caller.subject());

@@ -8,7 +8,10 @@ import java.util.regex.Pattern;
 
 /** Who may see an order: its own subject in its own tenant. One rule for every resource that names an order. */
 final class OwnOrders {
-  /** "ord-" and at least four digits (docs/DESIGN.md §Data model). */
+  /**
+   * "ord-" and four to twelve digits: twelve for every id issued now (a keyed permutation of the
+   * order's number, OrderIds), four or more for orders made before (docs/DESIGN.md §Data model).
+   */
   static final Pattern ORDER_ID = Pattern.compile("ord-[0-9]{4,12}");
 
   private OwnOrders() {}

@@ -3,8 +3,9 @@ package io.flashsale.api.tasks;
 import io.flashsale.persistence.Principals;
 
 /**
- * POST /tasks/unrevoke?tenant=&subject= : a revoked principal may call again (with any token it
- * still holds that has not expired). An unknown principal is 404 PRINCIPAL_NOT_FOUND.
+ * POST /tasks/unrevoke?tenant=&subject= : a revoked principal may call again, with a token issued
+ * after the revocation (the ones issued before stay refused). An unknown principal is 404
+ * PRINCIPAL_NOT_FOUND.
  */
 public class UnrevokeTask extends PrincipalTask {
   public UnrevokeTask(Principals principals) {

@@ -1,6 +1,8 @@
 package io.flashsale.api.auth;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -24,7 +26,40 @@ class TokenServiceTest {
   @Test
   void issuedTokenVerifies() {
     Caller c = tokens.verify(tokens.issue("t1", "user-0042")).orElseThrow();
-    assertEquals(new Caller("t1", "user-0042", nowSeconds + 60), c);
+    assertEquals(new Caller("t1", "user-0042", nowSeconds + 60, now.millis(), c.tokenId(), TokenService.DEFAULT_KEY_ID), c);
+  }
+
+  @Test
+  void everyTokenCarriesItsIssuedAtTimeAndAnIdOfItsOwn() {
+    Caller first = tokens.verify(tokens.issue("t1", "user-0042")).orElseThrow();
+    Caller second = tokens.verify(tokens.issue("t1", "user-0042")).orElseThrow();
+    assertEquals(now.millis(), first.issuedAtMillis());
+    assertTrue(first.tokenId().matches("[A-Za-z0-9_-]{16}"), first.tokenId());
+    assertNotEquals(first.tokenId(), second.tokenId(), "two logins at the same instant are two tokens");
+  }
+
+  @Test
+  void aTokenOfTheFormatWithoutIssuedAtReadsAsIssuedAtZero() throws Exception {
+    String signed = "default." + b64(("t1|user-0042|" + (nowSeconds + 30)).getBytes(StandardCharsets.UTF_8));
+    Mac mac = Mac.getInstance("HmacSHA256");
+    mac.init(new SecretKeySpec("test-secret".getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
+    Caller c = tokens.verify(signed + "." + b64(mac.doFinal(signed.getBytes(StandardCharsets.UTF_8)))).orElseThrow();
+    assertEquals(0, c.issuedAtMillis(), "so any logout or revocation refuses it");
+  }
+
+  @Test
+  void aRetiredKeyVerifiesNothingFromThenOnAndTheSigningKeyCannotBeRetired() {
+    TokenService svc = new TokenService(Map.of("k1", "secret-one", "k2", "secret-two"), "k2", 60, now);
+    String old = new TokenService(Map.of("k1", "secret-one"), null, 60, now).issue("t1", "user-0042");
+    Caller oldCaller = svc.verify(old).orElseThrow(); // verified once: the cache must not keep it alive
+    assertTrue(svc.keyStillValid(oldCaller));
+    assertTrue(svc.retire("k1"));
+    assertTrue(svc.verify(old).isEmpty(), "a token of the retired key");
+    assertFalse(svc.keyStillValid(oldCaller), "an open stream of that token learns it");
+    assertFalse(svc.retire("k1"), "already retired");
+    assertFalse(svc.retire("k9"), "not configured");
+    assertThrows(IllegalArgumentException.class, () -> svc.retire("k2"));
+    assertTrue(svc.verify(svc.issue("t1", "user-0042")).isPresent(), "the signing key still works");
   }
 
   @Test

@@ -66,4 +66,22 @@ class CreateAdmissionTest {
     assertEquals(3, fixed.bound());
     assertEquals(0, CreateAdmission.fixed(0).bound(), "0: every create refused");
   }
+
+  @Test
+  void aPrincipalAtItsShareIsRefusedWhileOthersAreAdmittedAndTheBoundComesFirst() {
+    CreateAdmission a = new CreateAdmission(4, 4, 0, 2, now::get);
+    io.flashsale.api.auth.Caller one = new io.flashsale.api.auth.Caller("t1", "user-1");
+    io.flashsale.api.auth.Caller other = new io.flashsale.api.auth.Caller("t1", "user-2");
+    assertEquals(CreateAdmission.Admission.ADMITTED, a.tryAdmit(one));
+    assertEquals(CreateAdmission.Admission.ADMITTED, a.tryAdmit(one));
+    assertEquals(CreateAdmission.Admission.PRINCIPAL_SHARE_USED, a.tryAdmit(one), "its share is 2");
+    assertEquals(2, a.inFlight(), "a refusal holds no place");
+    assertEquals(CreateAdmission.Admission.ADMITTED, a.tryAdmit(other), "another principal is still admitted");
+    assertEquals(CreateAdmission.Admission.ADMITTED, a.tryAdmit(other));
+    assertEquals(CreateAdmission.Admission.OVERLOADED, a.tryAdmit(new io.flashsale.api.auth.Caller("t1", "user-3")),
+        "the bound is reached: 503 before any share is looked at");
+    a.done(one, true);
+    assertEquals(CreateAdmission.Admission.ADMITTED, a.tryAdmit(one), "a finished create frees its share's place");
+    assertEquals(CreateAdmission.Admission.OVERLOADED, a.tryAdmit(one));
+  }
 }

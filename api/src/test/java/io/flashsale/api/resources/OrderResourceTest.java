@@ -126,6 +126,7 @@ class OrderResourceTest {
   @BeforeEach
   void forgetEarlierCalls() {
     reset(ORDERS, QUERIES, SKUS, PRINCIPALS);
+    when(PRINCIPALS.standing(any(), any())).thenReturn(Principals.Standing.CLEAR);
   }
 
   // ---------------------------------------------------------------- helpers
@@ -368,9 +369,24 @@ class OrderResourceTest {
   @ParameterizedTest(name = "{0}")
   @MethodSource("everyOperation")
   void aRevokedPrincipalIs403WhateverItsToken(Call call) {
-    when(PRINCIPALS.isRevoked(TENANT, SUBJECT)).thenReturn(true);
+    when(PRINCIPALS.standing(TENANT, SUBJECT)).thenReturn(new Principals.Standing(true, System.currentTimeMillis()));
     assertError(call.send(bearer(TENANT, SUBJECT)), 403, "REVOKED");
     verifyNoCollaboratorCalled();
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("everyOperation")
+  void aTokenIssuedBeforeALogoutOrRevocationIs401AndALaterOneIsServed(Call call) throws Exception {
+    String before = bearer(TENANT, SUBJECT);
+    Thread.sleep(2);
+    when(PRINCIPALS.standing(TENANT, SUBJECT)).thenReturn(new Principals.Standing(false, System.currentTimeMillis()));
+    Response refused = call.send(before);
+    assertError(refused, 401, "SESSION_ENDED");
+    assertEquals("Bearer realm=\"flashsale\", error=\"invalid_token\"", refused.getHeaderString("WWW-Authenticate"));
+    verifyNoCollaboratorCalled();
+    Thread.sleep(2);
+    Response later = call.send(bearer(TENANT, SUBJECT));
+    assertTrue(later.getStatus() != 401 && later.getStatus() != 403, "a token issued after it is served: " + later.getStatus());
   }
 
   // ---------------------------------------------------------------- ownership
@@ -602,7 +618,7 @@ class OrderResourceTest {
     verifyNoInteractions(ORDERS);
 
     // the caller's revocation check reads the database before any resource runs
-    when(PRINCIPALS.isRevoked(any(), any())).thenThrow(new io.flashsale.persistence.Database.DatabaseException(refused));
+    when(PRINCIPALS.standing(any(), any())).thenThrow(new io.flashsale.persistence.Database.DatabaseException(refused));
     assertError(asCaller("/orders/ord-0001").get(), 503, "DATABASE_UNAVAILABLE");
   }
 

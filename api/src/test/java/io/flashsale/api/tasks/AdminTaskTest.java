@@ -95,6 +95,21 @@ class AdminTaskTest {
   }
 
   @Test
+  void retiringATokenKeyNamesAConfiguredKeyOtherThanTheSigningOne() throws Exception {
+    io.flashsale.api.auth.TokenService tokens = new io.flashsale.api.auth.TokenService(
+        Map.of("k1", "secret-one", "k2", "secret-two"), "k2", 60, java.time.Clock.systemUTC());
+    RetireTokenKeyTask retire = new RetireTokenKeyTask(tokens);
+    assertRefused(400, "MISSING_PARAMETER", "keyId", refused(retire));
+    assertRefused(400, "INVALID_PARAMETER", "keyId", refused(retire, "keyId", "k.1"));
+    assertRefused(409, "SIGNING_KEY", "keyId", refused(retire, "keyId", "k2"));
+    assertRefused(404, "UNKNOWN_KEY", "keyId", refused(retire, "keyId", "k9"));
+    StringWriter out = new StringWriter();
+    retire.execute(params("keyId", "k1"), new PrintWriter(out));
+    assertTrue(out.toString().contains("retired token key k1"), out.toString());
+    assertRefused(404, "UNKNOWN_KEY", "keyId", refused(retire, "keyId", "k1"));
+  }
+
+  @Test
   void throughTheFilterARefusalIsJsonWithItsStatus() throws Exception {
     StringWriter body = new StringWriter();
     int[] status = {200};

@@ -71,7 +71,7 @@ public final class Pgbench {
         "UPDATE sku SET remaining = remaining - 1 WHERE tenant = " + t + " AND sku = " + s + " AND remaining >= 1;",
         "SELECT coalesce(sum(quantity), 0) FROM reservation WHERE tenant = " + t + " AND sku = " + s
             + " AND subject = " + subject + " AND status IN ('HELD', 'CONFIRMED');",
-        // nextOrderId
+        // OrderIdIssuer.next (the key is read once per process, so no statement here)
         "SELECT nextval('order_number') AS n \\gset",
         // Inventory.hold
         "INSERT INTO reservation (reservation_key, tenant, sku, subject, quantity, status, expires_at) VALUES ("
@@ -79,9 +79,9 @@ public final class Pgbench {
             + " * interval '1 millisecond');",
         // OrderTransitions.insertCreated
         "INSERT INTO orders (order_id, tenant, subject, request_key, payload, sku, quantity, amount, note, status,"
-            + " version, reservation_key, reserve_attempt, workflow_id) VALUES (" + orderId + ", " + t + ", " + subject
-            + ", " + key + ", " + payload + ", " + s + ", 1, " + unitPrice + ", NULL, 'CREATED', 1, " + reservationKey
-            + ", 1, 'bench-pgbench');",
+            + " version, reservation_key, reserve_attempt, workflow_id, seq) VALUES (" + orderId + ", " + t + ", "
+            + subject + ", " + key + ", " + payload + ", " + s + ", 1, " + unitPrice + ", NULL, 'CREATED', 1, "
+            + reservationKey + ", 1, 'bench-pgbench', :n);",
         "INSERT INTO order_transition (order_id, from_status, to_status, version, cause) VALUES (" + orderId
             + ", NULL, 'CREATED', 1, 'create');",
         "COMMIT;",
@@ -89,11 +89,14 @@ public final class Pgbench {
   }
 
   /**
-   * The order id of sequence number {@code n}, as OrderActivitiesImpl formats it ({@code ord-%04d}):
-   * at least four digits, never cut (lpad alone cuts a longer string to the length given).
+   * The order id of sequence number {@code n}: "ord-" and twelve digits, as the service's ids are
+   * (API pattern {@code ^ord-[0-9]{4,12}$}), but the number itself, zero-padded, where the service
+   * permutes it under the database's key (OrderIds, an HMAC computed in the service, not in the
+   * database). Unique for every number below 10^12, like the service's; the database work per
+   * create is the same: one nextval, then the inserts with the id and the number.
    */
   static String orderIdExpression(String n) {
-    return "('ord-' || lpad(" + n + "::text, greatest(4, length(" + n + "::text)), '0'))";
+    return "('ord-' || lpad(" + n + "::text, 12, '0'))";
   }
 
   /** pgbench's command line: no vacuum, prepared statements, clients as given, at most two threads. */

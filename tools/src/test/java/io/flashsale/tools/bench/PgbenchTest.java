@@ -74,6 +74,8 @@ class PgbenchTest {
       at = next;
     }
     assertTrue(script.contains("random(0, 49)"), "50 buyers");
+    assertTrue(script.contains("workflow_id, seq) VALUES") && script.contains("'bench-pgbench', :n);"),
+        "the order keeps its number, as the create's insert does");
     assertTrue(script.contains("'bench-pgb-1'"));
   }
 
