@@ -35,6 +35,7 @@ import io.flashsale.paymentchannel.PaymentChannel;
 import io.flashsale.persistence.Database;
 import io.flashsale.persistence.Notifications;
 import io.flashsale.persistence.OrderQueries;
+import io.flashsale.persistence.PayAnswers;
 import io.flashsale.persistence.Principals;
 import io.flashsale.persistence.Skus;
 import io.flashsale.persistence.PrincipalView;
@@ -106,7 +107,7 @@ public final class RestApi {
     OrderResource orderResource = new OrderResource(d.orders(), queries, skus, d.stockView(), d.principalView(),
         new CreateAdmission(s.minCreatesInFlight(), s.maxCreatesInFlight(), s.createLatencyBudgetMs(),
             s.maxCreatesInFlightPerPrincipal()), s.maxExports(),
-        s.maxExportsPerPrincipal());
+        s.maxExportsPerPrincipal(), new PayAnswers(d.db()));
     env.jersey().register(orderResource);
     OrderEventsResource eventsResource = new OrderEventsResource(queries, authenticator, s.maxEventStreams(),
         s.maxEventStreamsPerPrincipal(),

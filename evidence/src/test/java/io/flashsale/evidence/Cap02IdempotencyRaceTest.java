@@ -1,6 +1,10 @@
 package io.flashsale.evidence;
 
 import io.flashsale.launcher.cli.HttpJson;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -21,7 +25,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * that made it, 200 REPLAY for the others), and every one that sent the other payload gets 422.
  * Concurrent cancels of one order release its units once. A retry after the order moved on, and
  * after its workflow closed, still gets the first answer's order fields as 200 REPLAY, answered
- * from the database: no new run of the workflow is started.
+ * from the database: no new run of the workflow is started. A pay with an Idempotency-Key, retried
+ * after the order's run closed and again once a late notice started a newer run that never saw the
+ * key, gets the first answer's status and body byte for byte (pay_answer); another key gets 409
+ * REJECTED; one charge.
  */
 class Cap02IdempotencyRaceTest {
   // a short late-notice window, so the cancelled order's workflow closes within the experiment
@@ -117,6 +124,61 @@ class Cap02IdempotencyRaceTest {
     ev.equal(before + 2, stack.sql.remaining("sku-cap02"), "the retries took no stock");
     ev.equal(1L, stack.sql.count("SELECT count(*) FROM orders WHERE request_key = 'cap02-k1'"), "one order for the key");
     stack.checkReconcileClean(ev, "reconcile clean");
+  }
+
+  @Test
+  void aKeyedPayRetriedAfterItsRunClosedGetsItsFirstAnswer() throws Exception {
+    stack.sku("sku-cap02-pay", 5, 3);
+    HttpJson buyer = stack.api.login("t1", "user-cap02-pay");
+    String id = Buyers.create(buyer, "cap02-pay", "sku-cap02-pay", 1).text("order_id");
+    String workflowId = stack.sql.text("SELECT workflow_id FROM orders WHERE order_id = ?", id);
+    HttpResponse<String> first = pay(buyer, id, "pay-1");
+    ev.note("keyed pay of " + id + ": " + first.statusCode() + " " + first.body());
+    ev.check(first.statusCode() == 200 && first.body().contains("\"PAID\""), "the keyed pay is 200 PAID");
+    ev.equal(1L, stack.sql.count("SELECT count(*) FROM pay_answer WHERE order_id = ? AND idempotency_key = 'pay-1'"
+        + " AND http_status = 200 AND status = 'PAID'", id), "its answer is recorded in pay_answer");
+
+    stack.awaitTrue(() -> !"RUNNING".equals(stack.workflowStatus(workflowId)), 60_000, "the workflow did not close");
+    String closedRun = stack.latestRunId(workflowId);
+    HttpResponse<String> afterClose = pay(buyer, id, "pay-1");
+    ev.note("after the run closed (" + stack.workflowStatus(workflowId) + "): " + afterClose.statusCode() + " "
+        + afterClose.body());
+    ev.equal(first.statusCode(), afterClose.statusCode(), "the retry after the run closed: the first status");
+    ev.equal(first.body(), afterClose.body(), "and the first body, byte for byte");
+
+    // a late notice of another charge starts a newer run of the order, which never saw pay-1
+    HttpJson.Reply late = stack.callback(Map.of("notify_id", "ntf-cap02-late", "merchant_order", id, "kind", "CHARGED",
+        "amount", 1990, "txn", "cap02-late-txn"));
+    ev.check(late.status() == 200, "the late notice is accepted (" + late.status() + " " + late.raw() + ")");
+    stack.awaitTrue(() -> !closedRun.equals(stack.latestRunId(workflowId)), 30_000, "no newer run started");
+    stack.awaitTrue(() -> stack.sql.count("SELECT count(*) FROM payment_notification WHERE notify_id = 'ntf-cap02-late'"
+        + " AND effect IS NOT NULL") == 1, 30_000, "the late notice was not applied");
+    ev.note("late notice effect " + stack.sql.text(
+        "SELECT effect FROM payment_notification WHERE notify_id = 'ntf-cap02-late'") + ", newer run "
+        + stack.latestRunId(workflowId) + " " + stack.workflowStatus(workflowId));
+    HttpResponse<String> newerRun = pay(buyer, id, "pay-1");
+    ev.note("to the newer run: " + newerRun.statusCode() + " " + newerRun.body());
+    ev.equal(first.statusCode(), newerRun.statusCode(), "the retry to the newer run: the first status");
+    ev.equal(first.body(), newerRun.body(), "and the first body, byte for byte (before pay_answer: 409 REJECTED)");
+
+    HttpResponse<String> other = pay(buyer, id, "pay-2");
+    ev.check(other.statusCode() == 409 && other.body().contains("\"REJECTED\"") && other.body().contains("\"PAID\""),
+        "another key is another pay: 409 REJECTED PAID (" + other.body() + ")");
+    HttpResponse<String> unkeyed = pay(buyer, id, null);
+    ev.check(unkeyed.statusCode() == 409 && unkeyed.body().contains("\"REJECTED\""), "no key: 409 REJECTED");
+    HttpJson stranger = stack.api.login("t1", "user-cap02-other");
+    ev.equal(404, pay(stranger, id, "pay-1").statusCode(), "another principal with the same key: 404");
+    ev.equal(1, Buyers.chargeRequests(stack.channel, id), "one charge request at the channel");
+    ev.equal("PAID", buyer.get("/orders/" + id).text("status"), "GET shows the order PAID");
+  }
+
+  private static HttpResponse<String> pay(HttpJson client, String orderId, String idempotencyKey) throws Exception {
+    HttpRequest.Builder b = HttpRequest.newBuilder(
+            URI.create("http://127.0.0.1:" + stack.wiring.apiPort() + "/orders/" + orderId + "/pay"))
+        .header("Authorization", "Bearer " + client.token()).header("Content-Type", "application/json")
+        .POST(HttpRequest.BodyPublishers.noBody());
+    if (idempotencyKey != null) b.header("Idempotency-Key", idempotencyKey);
+    return HttpClient.newHttpClient().send(b.build(), HttpResponse.BodyHandlers.ofString());
   }
 
   /** The same answer apart from its outcome: every order field of the body (the create-time order). */

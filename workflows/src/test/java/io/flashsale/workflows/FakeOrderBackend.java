@@ -13,7 +13,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * The database and the channel of one order, in memory, for workflow tests: the same status
  * rules as the real activities in their simplest form, plus programmable faults.
  */
-final class FakeOrderBackend {
+public final class FakeOrderBackend {
   /** One activity call and when the server scheduled it, on the test server's clock (which time skipping moves). */
   record Call(String name, long scheduledAtMillis) {}
 
@@ -72,7 +72,7 @@ final class FakeOrderBackend {
     calls.add(new Call(call, info.isLocal() ? engineClock.getAsLong() : info.getScheduledTimestamp()));
   }
 
-  synchronized OrderView row() {
+  public synchronized OrderView row() {
     return row;
   }
 
@@ -119,7 +119,7 @@ final class FakeOrderBackend {
     };
   }
 
-  final OrderActivities db = new OrderActivities() {
+  public final OrderActivities db = new OrderActivities() {
     @Override
     public CreateResult reserve(CreateOrder request, String workflowId) {
       note("reserve");
@@ -239,7 +239,7 @@ final class FakeOrderBackend {
     }
   };
 
-  final ChannelActivities channel = new ChannelActivities() {
+  public final ChannelActivities channel = new ChannelActivities() {
     @Override
     public ChannelAnswer charge(String orderId, long amount) {
       note("charge");
@@ -292,7 +292,7 @@ final class FakeOrderBackend {
   }
 
   /** The statuses the order went through, create first. */
-  List<OrderStatus> path() {
+  public List<OrderStatus> path() {
     synchronized (committed) {
       return committed.stream().map(Transition::to).toList();
     }

@@ -13,6 +13,7 @@ import io.dropwizard.auth.Auth;
 import io.flashsale.persistence.OrderQueries;
 import io.flashsale.persistence.OrderQueries.KeyedOrder;
 import io.flashsale.persistence.OrderQueries.OrderDetails;
+import io.flashsale.persistence.PayAnswers;
 import io.flashsale.persistence.PrincipalView;
 import io.flashsale.persistence.Skus;
 import io.flashsale.persistence.StockView;
@@ -85,6 +86,8 @@ public class OrderResource {
   private final CreateAdmission admission;
   /** Exports streaming at once, each holding a pooled connection: a global cap and a share per principal. */
   private final PrincipalSlots exports;
+  /** The first answer to each keyed pay, for retries the engine no longer knows; null: none recorded (the old pay). */
+  private final PayAnswers payAnswers;
 
   public OrderResource(Orders orders, OrderQueries queries, Skus skus, int maxCreatesInFlight, int maxExports) {
     this(orders, queries, skus, null, maxCreatesInFlight, maxExports);
@@ -112,6 +115,11 @@ public class OrderResource {
 
   public OrderResource(Orders orders, OrderQueries queries, Skus skus, StockView stockView, PrincipalView principalView,
       CreateAdmission admission, int maxExports, int maxExportsPerPrincipal) {
+    this(orders, queries, skus, stockView, principalView, admission, maxExports, maxExportsPerPrincipal, null);
+  }
+
+  public OrderResource(Orders orders, OrderQueries queries, Skus skus, StockView stockView, PrincipalView principalView,
+      CreateAdmission admission, int maxExports, int maxExportsPerPrincipal, PayAnswers payAnswers) {
     this.orders = orders;
     this.queries = queries;
     this.skus = skus;
@@ -119,6 +127,7 @@ public class OrderResource {
     this.principalView = principalView;
     this.admission = admission;
     this.exports = new PrincipalSlots(maxExports, maxExportsPerPrincipal);
+    this.payAnswers = payAnswers;
   }
 
   @POST
@@ -252,7 +261,44 @@ public class OrderResource {
       @HeaderParam("Idempotency-Key") String idempotencyKey) {
     OrderDetails o = owned(caller, id);
     String key = idempotencyKey(idempotencyKey);
-    return command(o, wf -> orders.pay(wf, key), r -> r.outcome() == null ? 200 : 409, false);
+    Function<String, CommandResult> call = wf -> orders.pay(wf, key);
+    Function<CommandResult, Integer> code = r -> r.outcome() == null ? 200 : 409;
+    if (key == null || payAnswers == null) return answer(o, call, code, false).response();
+    // the engine answers a retried key while the update id is in the order's current run; a run that
+    // never saw it (a newer run: late notice, continue-as-new, repair) refuses it, and with no run
+    // (history past retention) the row answers: then a key answered before gets that first answer
+    // (docs/DESIGN.md §Idempotency-Key lifetimes)
+    Answered a;
+    try {
+      a = answer(o, call, code, false);
+    } catch (jakarta.ws.rs.WebApplicationException unavailable) {
+      // no answer from the engine (the 503s): a key answered before has its answer
+      PayAnswers.Answer first = payAnswers.recorded(o.orderId(), key);
+      if (first == null) throw unavailable;
+      return replayed(o.orderId(), key, first);
+    }
+    if (!a.byEngine() || a.body().outcome() != null) {
+      PayAnswers.Answer first = payAnswers.recorded(o.orderId(), key);
+      if (first != null) return replayed(o.orderId(), key, first);
+    }
+    remember(o.orderId(), key, a);
+    return a.response();
+  }
+
+  /** The recorded first answer to a keyed pay: the same status and body as then. */
+  private Response replayed(String orderId, String key, PayAnswers.Answer first) {
+    log.debug("order {} pay key {}: answered as first at {}", orderId, key, first.answeredAt());
+    return json(first.httpStatus(), new CommandAnswer(first.outcome(), orderId, first.status(), first.version()));
+  }
+
+  /** Records a keyed pay's answer (the first one recorded wins); a failure to record costs the retry only, not this answer. */
+  private void remember(String orderId, String key, Answered a) {
+    try {
+      payAnswers.remember(orderId, key,
+          new PayAnswers.Answer(a.code(), a.body().outcome(), a.body().status(), a.body().version()));
+    } catch (io.flashsale.persistence.Database.DatabaseException e) {
+      log.warn("order {} pay key {}: answer {} not recorded: {}", orderId, key, a.code(), e.toString());
+    }
   }
 
   @POST
@@ -381,6 +427,18 @@ public class OrderResource {
 
   private Response command(OrderDetails o, Function<String, CommandResult> call, Function<CommandResult, Integer> code,
       boolean closedCancel) {
+    return answer(o, call, code, closedCancel).response();
+  }
+
+  /** A command's answer: from the order's run (byEngine), or from the row when no run answered. */
+  private record Answered(int code, CommandAnswer body, boolean byEngine) {
+    Response response() {
+      return json(code, body);
+    }
+  }
+
+  private Answered answer(OrderDetails o, Function<String, CommandResult> call, Function<CommandResult, Integer> code,
+      boolean closedCancel) {
     CommandResult r;
     try {
       r = call.apply(o.workflowId());
@@ -396,11 +454,11 @@ public class OrderResource {
       }
       // final order whose workflow completed after its late-notice window: answer from the row
       boolean replayCancel = closedCancel && now.status() == io.flashsale.workflows.OrderStatus.CANCELLED;
-      return json(replayCancel ? 200 : 409, new CommandAnswer(
-          replayCancel ? CommandOutcome.REPLAY_CANCEL : CommandOutcome.REJECTED, o.orderId(), now.status(), now.version()));
+      return new Answered(replayCancel ? 200 : 409, new CommandAnswer(
+          replayCancel ? CommandOutcome.REPLAY_CANCEL : CommandOutcome.REJECTED, o.orderId(), now.status(), now.version()),
+          false);
     }
-    return json(code.apply(r), new CommandAnswer(r.outcome(), o.orderId(),
-        r.status(), r.version()));
+    return new Answered(code.apply(r), new CommandAnswer(r.outcome(), o.orderId(), r.status(), r.version()), true);
   }
 
   /** 503 with Retry-After: the engine is slow or away, the same request may be sent again. */
