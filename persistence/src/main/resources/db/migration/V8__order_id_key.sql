@@ -19,18 +19,20 @@ INSERT INTO order_id_key (key)
 -- number of the sequence.
 ALTER TABLE orders ADD COLUMN seq bigint;
 UPDATE orders SET seq = substr(order_id, 5)::bigint WHERE order_id ~ '^ord-[0-9]{1,18}$';
+-- the sequence goes past every number already taken before it hands out any (ids written by hand
+-- may be ahead of it), so a fresh number never repeats one
+SELECT setval('order_number', greatest(m, (SELECT last_value FROM order_number)), true)
+  FROM (SELECT max(seq) AS m FROM orders) mx WHERE m IS NOT NULL;
 UPDATE orders o SET seq = n.seq
   FROM (SELECT order_id, nextval('order_number') AS seq
         FROM (SELECT order_id FROM orders WHERE seq IS NULL ORDER BY created_at, order_id) unnumbered) n
   WHERE o.order_id = n.order_id;
--- orders made from now on come after every existing one, whatever ids were written by hand
-SELECT setval('order_number', m) FROM (SELECT max(seq) AS m FROM orders) mx
-  WHERE m > (SELECT last_value FROM order_number);
 ALTER TABLE orders ALTER COLUMN seq SET DEFAULT nextval('order_number');
 ALTER TABLE orders ALTER COLUMN seq SET NOT NULL;
 
 -- Own orders in creation order (OrderQueries.list and export). It replaces the index on
 -- (tenant, subject, order_id), whose order no longer means anything, and still answers
 -- PrincipalView's SELECT DISTINCT tenant, subject as an index-only scan.
+-- Unique: keyset paging after a seq must never meet two rows of one owner with the same number.
 DROP INDEX orders_by_owner;
-CREATE INDEX orders_by_owner ON orders (tenant, subject, seq);
+CREATE UNIQUE INDEX orders_by_owner ON orders (tenant, subject, seq);

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class X22AdminTaskValidationTest {
   @RegisterExtension static final Stack stack = new Stack();
-  @RegisterExtension static final Evidence ev = new Evidence("X-22", "admin tasks: JSON 4xx for bad parameters; unrevoke");
+  @RegisterExtension static final Evidence ev = new Evidence("X-22", "admin tasks: problem details for bad parameters; unrevoke");
 
   private static final String SKU = "sku-x22";
 

@@ -241,7 +241,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     WorkflowAudit audit = new WorkflowAudit(temporal.service(), temporal.client(), cfg.temporal.namespace);
     // after the pool (managed above), so it stops before the pool closes
     io.flashsale.persistence.StockView stockView = managed(env, cfg.stockView.open(db));
-    io.flashsale.persistence.PrincipalView principalView = managed(env, cfg.principalView.open(db));
+    io.flashsale.persistence.PrincipalView principalView = managed(env, cfg.principalView.open(db, Duration.ofSeconds(cfg.auth.tokenTtlSeconds)));
     RestApi.register(env,
         new RestApi.Settings(cfg.maxBodyBytes, cfg.maxCreatesInFlight, cfg.minCreatesInFlight, cfg.createLatencyBudgetMs,
             cfg.maxCreatesInFlightPerPrincipal,

@@ -349,8 +349,18 @@ public class FlashsaleConfiguration extends Configuration {
 
     /** The view on the pool's database (not started), or null when off. */
     public io.flashsale.persistence.PrincipalView open(Database db) {
+      return open(db, Duration.ZERO);
+    }
+
+    /**
+     * {@code tokenLifetime}: how long a token lives at most; a logout older than that (and the
+     * clocks' allowance twice) refuses only expired tokens, so the view stops polling it.
+     */
+    public io.flashsale.persistence.PrincipalView open(Database db, Duration tokenLifetime) {
       if (!enabled) return null;
-      return io.flashsale.persistence.PrincipalView.on(db, Duration.ofMillis(refreshMs), Duration.ofMillis(boundMs));
+      Duration forget = tokenLifetime.isZero() ? Duration.ZERO
+          : tokenLifetime.plusMillis(2 * io.flashsale.api.auth.TokenService.CLOCK_SKEW_MILLIS);
+      return io.flashsale.persistence.PrincipalView.on(db, Duration.ofMillis(refreshMs), Duration.ofMillis(boundMs), forget);
     }
   }
 

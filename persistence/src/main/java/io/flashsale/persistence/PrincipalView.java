@@ -21,7 +21,8 @@ import org.slf4j.LoggerFactory;
  * any order cannot have an order under this key).
  *
  * <p>One daemon thread polls every {@code refresh} on a connection of its own: the principals
- * revoked or logged out in full (a small set), and the buyers of the orders that appeared since the last
+ * revoked in full (a small set) and those logged out within the longest token lifetime (older
+ * logouts refuse only tokens that have expired since, so the set stays the recent ones), and the buyers of the orders that appeared since the last
  * poll. "Since" is exact, not a guess: before each read the poll takes the start of the oldest
  * transaction still open on the database ({@code pg_stat_activity.xact_start}); an order that was
  * not yet committed then carries {@code created_at = now()} of its transaction, so it is at or
@@ -57,6 +58,7 @@ public final class PrincipalView implements MemoryView {
   private final long refreshMillis;
   private final long boundNanos;
   private final int maxBuyers;
+  private final long forgetEndedSessionsMillis;
   /** The principals whose standing is not {@link Principals.Standing#CLEAR}. */
   private volatile Map<Principal, Principals.Standing> standings = new ConcurrentHashMap<>();
   private final Set<Principal> buyers = ConcurrentHashMap.newKeySet();
@@ -80,6 +82,16 @@ public final class PrincipalView implements MemoryView {
    * @param bound   the oldest poll the view answers from; must exceed {@code refresh}
    */
   public PrincipalView(StockView.ConnectionSource connections, Duration refresh, Duration bound, int maxBuyers) {
+    this(connections, refresh, bound, maxBuyers, Duration.ZERO);
+  }
+
+  /**
+   * @param forgetEndedSessionsAfter a logout older than this is not polled (zero: every one is);
+   *     longer than any token lives, so every token it refused has expired by then
+   */
+  public PrincipalView(StockView.ConnectionSource connections, Duration refresh, Duration bound, int maxBuyers,
+      Duration forgetEndedSessionsAfter) {
+    this.forgetEndedSessionsMillis = forgetEndedSessionsAfter.toMillis();
     if (refresh.toMillis() < 10) throw new IllegalArgumentException("refresh must be at least 10 ms, got " + refresh);
     if (bound.compareTo(refresh) <= 0) {
       throw new IllegalArgumentException("the caller view's bound (" + bound.toMillis() + " ms) must exceed its refresh ("
@@ -93,8 +105,13 @@ public final class PrincipalView implements MemoryView {
 
   /** A view on the pool's database, with a connection of its own. */
   public static PrincipalView on(Database db, Duration refresh, Duration bound) {
+    return on(db, refresh, bound, Duration.ZERO);
+  }
+
+  /** The same, forgetting logouts older than {@code forgetEndedSessionsAfter} (the longest token lifetime and more). */
+  public static PrincipalView on(Database db, Duration refresh, Duration bound, Duration forgetEndedSessionsAfter) {
     Properties props = MemoryView.connectionProperties("flashsale-principal-view", bound);
-    return new PrincipalView(() -> db.openUnpooled(props), refresh, bound, DEFAULT_MAX_BUYERS);
+    return new PrincipalView(() -> db.openUnpooled(props), refresh, bound, DEFAULT_MAX_BUYERS, forgetEndedSessionsAfter);
   }
 
   @Override
@@ -245,10 +262,12 @@ public final class PrincipalView implements MemoryView {
     }
     Map<Principal, Principals.Standing> now = new ConcurrentHashMap<>();
     try (PreparedStatement ps = c.prepareStatement(
-        "SELECT tenant, subject, revoked, tokens_not_before_ms FROM principals WHERE revoked OR tokens_not_before_ms > 0");
-        ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) {
-        put(now, new Principal(rs.getString(1), rs.getString(2)), new Principals.Standing(rs.getBoolean(3), rs.getLong(4)));
+        "SELECT tenant, subject, revoked, tokens_not_before_ms FROM principals WHERE revoked OR tokens_not_before_ms > ?")) {
+      ps.setLong(1, forgetEndedSessionsMillis <= 0 ? 0 : Math.max(0, System.currentTimeMillis() - forgetEndedSessionsMillis));
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          put(now, new Principal(rs.getString(1), rs.getString(2)), new Principals.Standing(rs.getBoolean(3), rs.getLong(4)));
+        }
       }
     }
     Timestamp from = horizon;

@@ -17,8 +17,9 @@ public final class Principals {
   public record Standing(boolean revoked, long tokensNotBeforeMillis) {
     public static final Standing CLEAR = new Standing(false, 0);
 
+    /** A principal never logged out nor revoked (0) refuses no token, whatever its issued-at. */
     public boolean refusesTokenIssuedAt(long issuedAtMillis) {
-      return issuedAtMillis <= tokensNotBeforeMillis;
+      return tokensNotBeforeMillis > 0 && issuedAtMillis <= tokensNotBeforeMillis;
     }
   }
 
@@ -67,7 +68,7 @@ public final class Principals {
 
   /** Every later call of the principal is refused, and every token issued until now for good. */
   public void revoke(String tenant, String subject) {
-    note(tenant, subject, upsert(tenant, subject, true));
+    note(tenant, subject, upsert(tenant, subject, true, 0));
   }
 
   /**
@@ -75,7 +76,15 @@ public final class Principals {
    * token does not name a device). The principal may log in again at once.
    */
   public void endSessions(String tenant, String subject) {
-    note(tenant, subject, upsert(tenant, subject, false));
+    endSessions(tenant, subject, 0);
+  }
+
+  /**
+   * Logout with the token that asked for it: at least that token ends, even when the instance
+   * that issued it has a clock ahead of this one.
+   */
+  public void endSessions(String tenant, String subject, long presentedIssuedAtMillis) {
+    note(tenant, subject, upsert(tenant, subject, false, presentedIssuedAtMillis));
   }
 
   /**
@@ -99,8 +108,8 @@ public final class Principals {
   }
 
   /** Refuses the tokens issued until now (never moving that instant back); revokes too when asked. */
-  private Standing upsert(String tenant, String subject, boolean revoke) {
-    long now = System.currentTimeMillis();
+  private Standing upsert(String tenant, String subject, boolean revoke, long atLeastMillis) {
+    long now = Math.max(System.currentTimeMillis(), atLeastMillis);
     return db.read(c -> {
       try (PreparedStatement ps = c.prepareStatement(
           "INSERT INTO principals AS p (tenant, subject, revoked, tokens_not_before_ms) VALUES (?, ?, ?, ?)"

@@ -28,7 +28,7 @@ class OrderIdMigrationTest {
           .load().migrate();
       try (Connection c = pg.getPostgresDatabase().getConnection(); Statement st = c.createStatement()) {
         st.execute("SELECT setval('order_number', 10000)"); // as the service left it after ord-10000
-        for (String id : List.of("ord-9999", "ord-0007", "ord-10000", "ord-hand-1")) {
+        for (String id : List.of("ord-9999", "ord-0007", "ord-10000", "ord-20000", "ord-hand-1")) {
           st.execute("INSERT INTO orders (order_id, tenant, subject, request_key, payload, sku, quantity, amount,"
               + " status, version, reservation_key, workflow_id) VALUES ('" + id + "', 't1', 'u1', 'k-" + id
               + "', '{}', 'sku-1', 1, 1990, 'CREATED', 1, '" + id + "/r1', 'wf-" + id + "')");
@@ -37,21 +37,22 @@ class OrderIdMigrationTest {
 
       try (Database db = new Database(url, "postgres", "postgres", 2, Duration.ofSeconds(10))) {
         db.migrate();
-        assertEquals(List.of("ord-0007:7", "ord-9999:9999", "ord-10000:10000", "ord-hand-1:10001"),
+        // ord-20000 was written by hand ahead of the sequence: no later number repeats it
+        assertEquals(List.of("ord-0007:7", "ord-9999:9999", "ord-10000:10000", "ord-20000:20000", "ord-hand-1:20001"),
             db.read(c -> strings(c, "SELECT order_id || ':' || seq FROM orders ORDER BY seq")));
 
         OrderIdIssuer.Issued next = db.inTx(new OrderIdIssuer()::next);
-        assertEquals(10_002, next.seq(), "the sequence goes on after every existing order");
+        assertEquals(20_002, next.seq(), "the sequence goes on after every existing order");
         assertTrue(next.orderId().matches("ord-[0-9]{12}"), next.orderId());
         OrderRow row = TestOrders.unsaved(next.orderId(), "t1", "u1", "k-new");
         db.inTx(c -> OrderTransitions.insertCreated(c, row, next.seq(), null, TestOrders.CREATE_CAUSE));
 
         OrderQueries queries = new OrderQueries(db);
         List<String> listed = queries.list("t1", "u1", null, 10).stream().map(OrderQueries.OrderDetails::orderId).toList();
-        assertEquals(List.of("ord-0007", "ord-9999", "ord-10000", "ord-hand-1", next.orderId()), listed);
+        assertEquals(List.of("ord-0007", "ord-9999", "ord-10000", "ord-20000", "ord-hand-1", next.orderId()), listed);
         assertEquals(List.of("ord-hand-1", next.orderId()),
-            queries.list("t1", "u1", "ord-10000", 10).stream().map(OrderQueries.OrderDetails::orderId).toList());
-        assertEquals(List.of("orders_by_owner:CREATE INDEX orders_by_owner ON public.orders USING btree (tenant, subject, seq)"),
+            queries.list("t1", "u1", "ord-20000", 10).stream().map(OrderQueries.OrderDetails::orderId).toList());
+        assertEquals(List.of("orders_by_owner:CREATE UNIQUE INDEX orders_by_owner ON public.orders USING btree (tenant, subject, seq)"),
             db.read(c -> strings(c, "SELECT indexname || ':' || indexdef FROM pg_indexes WHERE indexname = 'orders_by_owner'")));
       }
     }

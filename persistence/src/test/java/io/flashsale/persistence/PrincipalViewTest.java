@@ -110,6 +110,28 @@ class PrincipalViewTest {
   }
 
   @Test
+  void aLogoutEndsAtLeastThePresentedTokenAndOneOlderThanTheLifetimeIsNoLongerPolled() throws Exception {
+    Principals fromDatabase = new Principals(pg.db(), null);
+    long future = System.currentTimeMillis() + 30_000; // a token of an instance whose clock is ahead
+    fromDatabase.endSessions(TENANT, subject, future);
+    assertTrue(fromDatabase.standing(TENANT, subject).refusesTokenIssuedAt(future), "the token that logged out ends");
+
+    PrincipalView forgetting = new PrincipalView(() -> pg.outsideConnection(), REFRESH, BOUND,
+        PrincipalView.DEFAULT_MAX_BUYERS, Duration.ofMinutes(61));
+    forgetting.start();
+    views.add(forgetting);
+    await("a poll", () -> forgetting.standing(TENANT, subject) != null);
+    assertEquals(future, forgetting.standing(TENANT, subject).tokensNotBeforeMillis(), "a recent logout is polled");
+    long twoHoursAgo = System.currentTimeMillis() - 7_200_000;
+    execute("UPDATE principals SET tokens_not_before_ms = " + twoHoursAgo + " WHERE tenant = '" + TENANT
+        + "' AND subject = '" + subject + "'");
+    long polls = forgetting.polls();
+    await("two more polls", () -> forgetting.polls() >= polls + 2);
+    assertEquals(Principals.Standing.CLEAR, forgetting.standing(TENANT, subject),
+        "every token that logout refused has expired: the view no longer carries it");
+  }
+
+  @Test
   void anOrderOfAnotherProcessIsSeenAndNoOrderIsSaidOnlyFromALaterPoll() {
     PrincipalView view = started();
     long asked = System.nanoTime();

@@ -206,8 +206,22 @@ public final class TokenService {
     long expiresAt = Long.parseLong(m.group(3));
     if (expiresAt < clock.instant().getEpochSecond()) return Optional.empty();
     long issuedAt = m.group(4) == null ? 0 : Long.parseLong(m.group(4));
+    if (issuedAt > 0 && !plausible(issuedAt, expiresAt)) return Optional.empty();
     return Optional.of(new Caller(m.group(1), m.group(2), expiresAt, issuedAt, m.group(5), keyId));
   }
+
+  /**
+   * A token issued in the future (a signer's clock far ahead would outlive a logout by that much)
+   * or living longer than the configured lifetime (the caller view forgets a logout after it) is
+   * refused. {@link #CLOCK_SKEW_MILLIS} allows for instances whose clocks differ a little.
+   */
+  private boolean plausible(long issuedAtMillis, long expiresAtEpochSecond) {
+    if (issuedAtMillis > clock.millis() + CLOCK_SKEW_MILLIS) return false;
+    return expiresAtEpochSecond * 1000 - issuedAtMillis <= ttlSeconds * 1000 + CLOCK_SKEW_MILLIS;
+  }
+
+  /** How far the clocks of the instances that issue and check tokens may differ. */
+  public static final long CLOCK_SKEW_MILLIS = 60_000;
 
   private static String keyIdOf(String token) {
     if (token == null) return null;

@@ -18,8 +18,19 @@ public final class ErrorMappers {
   public static final class MalformedJson implements ExceptionMapper<JsonProcessingException> {
     @Override
     public Response toResponse(JsonProcessingException e) {
-      return ApiError.response(400, "MALFORMED_JSON", "the request body is not valid JSON");
+      return ApiError.response(400, "MALFORMED_JSON", detail(e));
     }
+
+    /** What a client can fix, without echoing the parser's text (which may quote the body). */
+    static String detail(JsonProcessingException e) {
+      String said = e.getOriginalMessage() == null ? "" : e.getOriginalMessage();
+      java.util.regex.Matcher dup = DUPLICATE.matcher(said);
+      if (dup.lookingAt()) return "the request body names the field '" + dup.group(1) + "' more than once";
+      if (said.startsWith("Trailing token")) return "the request body holds more than one JSON value";
+      return "the request body is not valid JSON";
+    }
+
+    private static final java.util.regex.Pattern DUPLICATE = java.util.regex.Pattern.compile("Duplicate field '([a-z_]{1,32})'");
   }
 
   public static final class WebErrors implements ExceptionMapper<WebApplicationException> {

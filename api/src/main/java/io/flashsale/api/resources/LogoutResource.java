@@ -31,7 +31,7 @@ public class LogoutResource {
 
   @POST
   public Response logout(@Auth Caller caller, @Context SecurityContext security) {
-    principals.endSessions(caller.tenant(), caller.subject());
+    principals.endSessions(caller.tenant(), caller.subject(), caller.issuedAtMillis());
     log.info("{}/{} logged out: its tokens issued until now are refused", caller.tenant(), caller.subject());
     boolean secure = secureCookie != null ? secureCookie : security != null && security.isSecure();
     return Response.noContent().cookie(SessionResource.cookie("", 0, secure)).build();

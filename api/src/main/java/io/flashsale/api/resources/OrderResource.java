@@ -281,7 +281,9 @@ public class OrderResource {
       PayAnswers.Answer first = payAnswers.recorded(o.orderId(), key);
       if (first != null) return replayed(o.orderId(), key, first);
     }
-    remember(o.orderId(), key, a);
+    // only the engine's answer to this key is the key's answer: one read from the row (no run) may
+    // be a refusal of a pay the engine took before a lost reply, and must not stand for it later
+    if (a.byEngine()) remember(o.orderId(), key, a);
     return a.response();
   }
 

@@ -128,6 +128,10 @@ class AuthAndBodyLimitHttpTest {
       assertEquals("MALFORMED_JSON", error(r), bad);
     }
     assertEquals(before, CALLS.get(), "no refused body reached the resource");
+    HttpResponse<String> twice = post("/json", HttpRequest.BodyPublishers.ofString("{\"quantity\":1,\"quantity\":3}"), Map.of());
+    assertEquals("the request body names the field 'quantity' more than once", JSON.readTree(twice.body()).path("detail").asText());
+    HttpResponse<String> two = post("/json", HttpRequest.BodyPublishers.ofString("{\"a\":1}{\"b\":2}"), Map.of());
+    assertEquals("the request body holds more than one JSON value", JSON.readTree(two.body()).path("detail").asText());
     HttpResponse<String> fine = post("/json", HttpRequest.BodyPublishers.ofString("{\"a\":1,\"b\":{\"a\":2}}  \n"), Map.of());
     assertEquals(200, fine.statusCode(), fine.body());
     assertEquals(2, JSON.readTree(fine.body()).path("fields").asInt(), "the same name in another object is no duplicate");
@@ -165,7 +169,7 @@ class AuthAndBodyLimitHttpTest {
     java.util.List<String> wrong = new java.util.ArrayList<>();
     for (int i = 0; i < 300; i++) {
       String token = TOKENS.issue("t" + random.nextInt(100), "user-" + Long.toString(random.nextLong() & Long.MAX_VALUE, 36),
-          Clock.systemUTC().instant().getEpochSecond() + 60 + random.nextInt(100_000));
+          Clock.systemUTC().instant().getEpochSecond() + 5 + random.nextInt(50));
       String forged = token.substring(0, token.length() - 10) + "AAAA" + token.substring(token.length() - 6);
       try {
         HttpResponse<String> refused = post("/mine", HttpRequest.BodyPublishers.ofString(body),

@@ -48,6 +48,19 @@ class TokenServiceTest {
   }
 
   @Test
+  void aTokenIssuedInTheFutureOrLivingPastTheLifetimeIsRefused() {
+    Clock ahead = Clock.offset(now, java.time.Duration.ofMillis(TokenService.CLOCK_SKEW_MILLIS + 1_000));
+    String fromTheFuture = new TokenService("test-secret", 60, ahead).issue("t1", "user-0042");
+    assertTrue(tokens.verify(fromTheFuture).isEmpty(), "a signer's clock far ahead would outlive a logout");
+    Clock slightlyAhead = Clock.offset(now, java.time.Duration.ofMillis(500));
+    assertTrue(tokens.verify(new TokenService("test-secret", 60, slightlyAhead).issue("t1", "user-0042")).isPresent(),
+        "instances whose clocks differ a little still trust each other's tokens");
+    assertTrue(tokens.verify(tokens.issue("t1", "user-0042", nowSeconds + 3_600)).isEmpty(),
+        "an hour's token where tokens live a minute: the caller view forgets logouts after the lifetime");
+    assertTrue(tokens.verify(tokens.issue("t1", "user-0042", nowSeconds + 60)).isPresent());
+  }
+
+  @Test
   void aRetiredKeyVerifiesNothingFromThenOnAndTheSigningKeyCannotBeRetired() {
     TokenService svc = new TokenService(Map.of("k1", "secret-one", "k2", "secret-two"), "k2", 60, now);
     String old = new TokenService(Map.of("k1", "secret-one"), null, 60, now).issue("t1", "user-0042");
