@@ -270,22 +270,22 @@ public class OrderActivitiesImpl implements OrderActivities {
   public Step expireReservation(String orderId) {
     return tx(c -> {
       OrderTx tx = open(c, orderId);
-      switch (tx.status()) {
+      // a switch expression: a new status does not compile until what its expiry does is decided
+      Effect effect = switch (tx.status()) {
         case CREATED -> {
           Inventory.release(c, tx.row().reservationKey());
           tx.move(OrderStatus.CANCELLED, "reservation expired");
-          return tx.step(Effect.of(Kind.CANCELLED));
+          yield Effect.of(Kind.CANCELLED);
         }
         case PAYING, UNKNOWN -> {
           // the slot goes back on sale; a later success re-reserves or refunds (rule 4)
           boolean released = Inventory.release(c, tx.row().reservationKey());
           log.info("order {} reservation expired while {}: released={}", orderId, tx.status(), released);
-          return tx.step(released ? Effect.of(Kind.RELEASED) : Effect.of(Kind.NOOP, tx.status()));
+          yield released ? Effect.of(Kind.RELEASED) : Effect.of(Kind.NOOP, tx.status());
         }
-        default -> {
-          return tx.step(Effect.of(Kind.NOOP, tx.status()));
-        }
-      }
+        case PAID, FAILED, CANCELLED, REFUNDING, REFUNDED -> Effect.of(Kind.NOOP, tx.status());
+      };
+      return tx.step(effect);
     });
   }
 

@@ -73,33 +73,43 @@ final class PaymentRules {
   /** Declined, or the close answered CLOSED: FAILED and the unit back, same transaction. */
   Effect onNotCharged(OrderTx tx, String cause) throws SQLException {
     OrderStatus s = tx.status();
-    if (s == OrderStatus.PAYING || s == OrderStatus.UNKNOWN) {
-      Inventory.release(tx.c, tx.row().reservationKey());
-      tx.move(OrderStatus.FAILED, cause);
-      return Effect.of(Kind.FAILED);
-    }
-    return Effect.of(s == OrderStatus.FAILED ? Kind.DUPLICATE : Kind.IGNORED, s);
+    // a switch expression: a new status does not compile until its answer to a refusal is decided
+    return switch (s) {
+      case PAYING, UNKNOWN -> {
+        Inventory.release(tx.c, tx.row().reservationKey());
+        tx.move(OrderStatus.FAILED, cause);
+        yield Effect.of(Kind.FAILED);
+      }
+      case FAILED -> Effect.of(Kind.DUPLICATE, s);
+      case CREATED, PAID, CANCELLED, REFUNDING, REFUNDED -> Effect.of(Kind.IGNORED, s);
+    };
   }
 
   Effect onRefunded(OrderTx tx, String cause) throws SQLException {
-    if (tx.status() == OrderStatus.REFUNDING) {
-      tx.move(OrderStatus.REFUNDED, cause);
-      return Effect.of(Kind.REFUNDED);
-    }
-    return Effect.of(Kind.IGNORED, tx.status());
+    // a switch expression: a new status does not compile until its answer to a refund is decided
+    return switch (tx.status()) {
+      case REFUNDING -> {
+        tx.move(OrderStatus.REFUNDED, cause);
+        yield Effect.of(Kind.REFUNDED);
+      }
+      case CREATED, PAYING, UNKNOWN, PAID, FAILED, CANCELLED, REFUNDED -> Effect.of(Kind.IGNORED, tx.status());
+    };
   }
 
   /** No definite answer: never a failure, never a release (rule 2). */
   Effect onNoAnswer(OrderTx tx, String cause) throws SQLException {
-    if (tx.status() == OrderStatus.PAYING && !safeguards.on(Safeguards.Safeguard.TIMEOUT_IS_UNKNOWN)) { // negative control C29-14 only
-      Inventory.release(tx.c, tx.row().reservationKey());
-      tx.move(OrderStatus.FAILED, cause);
-      return Effect.of(Kind.FAILED);
-    }
-    if (tx.status() == OrderStatus.PAYING) {
-      tx.move(OrderStatus.UNKNOWN, cause);
-      return Effect.of(Kind.UNKNOWN);
-    }
-    return Effect.of(Kind.NOOP, tx.status());
+    // a switch expression: a new status does not compile until its answer to no answer is decided
+    return switch (tx.status()) {
+      case PAYING -> {
+        if (!safeguards.on(Safeguards.Safeguard.TIMEOUT_IS_UNKNOWN)) { // negative control C29-14 only
+          Inventory.release(tx.c, tx.row().reservationKey());
+          tx.move(OrderStatus.FAILED, cause);
+          yield Effect.of(Kind.FAILED);
+        }
+        tx.move(OrderStatus.UNKNOWN, cause);
+        yield Effect.of(Kind.UNKNOWN);
+      }
+      case CREATED, UNKNOWN, PAID, FAILED, CANCELLED, REFUNDING, REFUNDED -> Effect.of(Kind.NOOP, tx.status());
+    };
   }
 }

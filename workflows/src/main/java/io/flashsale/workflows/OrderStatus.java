@@ -1,16 +1,42 @@
 package io.flashsale.workflows;
 
-/** The order state machine (docs/DESIGN.md §State machine). Terminal states emit an outbox event. */
+/**
+ * The order state machine (docs/DESIGN.md §State machine). Every status states each of its flags
+ * in its constructor, so a new status does not compile until all three are decided. Terminal
+ * states emit an outbox event.
+ */
 public enum OrderStatus {
-  CREATED, PAYING, UNKNOWN, PAID, FAILED, CANCELLED, REFUNDING, REFUNDED;
+  //        terminal, pending, settledForACharge
+  CREATED(  false,    false,   false),
+  PAYING(   false,    true,    false),
+  UNKNOWN(  false,    true,    false),
+  PAID(     true,     false,   true),
+  FAILED(   true,     false,   false),
+  CANCELLED(true,     false,   false),
+  REFUNDING(false,    true,    true),
+  REFUNDED( true,     false,   true);
 
+  private final boolean terminal;
+  private final boolean pending;
+  private final boolean settledForACharge;
+
+  OrderStatus(boolean terminal, boolean pending, boolean settledForACharge) {
+    this.terminal = terminal;
+    this.pending = pending;
+    this.settledForACharge = settledForACharge;
+  }
+
+  /**
+   * Moving into this status writes the outbox event {@code ORDER_<STATUS>}, and the workflow then
+   * only waits for late notices. Not final for FAILED and CANCELLED: a later success refunds.
+   */
   public boolean isTerminal() {
-    return this == PAID || this == FAILED || this == CANCELLED || this == REFUNDED;
+    return terminal;
   }
 
   /** A payment may be in flight: reconciliation cannot judge these yet. */
   public boolean isPending() {
-    return this == PAYING || this == UNKNOWN || this == REFUNDING;
+    return pending;
   }
 
   /**
@@ -19,6 +45,6 @@ public enum OrderStatus {
    * this set, so a callback may be answered from it at arrival (docs/DESIGN.md §Callbacks).
    */
   public boolean isSettledForACharge() {
-    return this == PAID || this == REFUNDING || this == REFUNDED;
+    return settledForACharge;
   }
 }
