@@ -5,9 +5,9 @@ import io.flashsale.persistence.Inventory;
 import io.flashsale.persistence.OrderRow;
 import io.flashsale.persistence.OrderTx;
 
-import io.flashsale.workflows.Effect;
-import io.flashsale.workflows.Effect.Kind;
-import io.flashsale.workflows.OrderStatus;
+import io.flashsale.domain.Effect.Kind;
+import io.flashsale.domain.Effect;
+import io.flashsale.domain.OrderStatus;
 import java.sql.SQLException;
 import java.time.Duration;
 

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.dropwizard.lifecycle.Managed;
+import io.flashsale.domain.Shipments;
 import io.flashsale.persistence.Database;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -115,7 +116,7 @@ public final class FulfillmentConsumer implements Managed, Shipments {
         return ps.executeUpdate();
       }
     });
-    try (var mdc = org.slf4j.MDC.putCloseable(io.flashsale.workflows.LogKeys.ORDER_ID, orderId)) {
+    try (var mdc = org.slf4j.MDC.putCloseable(io.flashsale.domain.LogKeys.ORDER_ID, orderId)) {
       log.info("order {} event {} {} v{} -> {}", orderId, eventId, eventType, orderVersion, effect);
     }
     return effect;

@@ -121,7 +121,7 @@ public final class OutboxRelay implements Managed {
   }
 
   private boolean deliver(OutboxEvent e) {
-    try (var mdc = org.slf4j.MDC.putCloseable(io.flashsale.workflows.LogKeys.ORDER_ID, e.orderId())) {
+    try (var mdc = org.slf4j.MDC.putCloseable(io.flashsale.domain.LogKeys.ORDER_ID, e.orderId())) {
       Map<String, Object> body = new LinkedHashMap<>();
       body.put("event_id", e.eventId());
       body.put("order_id", e.orderId());

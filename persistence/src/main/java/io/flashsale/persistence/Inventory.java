@@ -5,7 +5,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
-import io.flashsale.workflows.CreateOutcome;
+import io.flashsale.domain.CreateOutcome;
 
 /** Reservations against the SKU's remaining stock; every call runs inside the caller's transaction. */
 public final class Inventory {

@@ -1,6 +1,6 @@
 package io.flashsale.persistence;
 
-import io.flashsale.workflows.OrderStatus;
+import io.flashsale.domain.OrderStatus;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;

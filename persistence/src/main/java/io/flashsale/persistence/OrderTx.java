@@ -1,10 +1,10 @@
 package io.flashsale.persistence;
 
-import io.flashsale.workflows.Effect;
+import io.flashsale.domain.Effect;
 
-import io.flashsale.workflows.OrderStatus;
-import io.flashsale.workflows.Step;
-import io.flashsale.workflows.Transition;
+import io.flashsale.domain.OrderStatus;
+import io.flashsale.domain.Step;
+import io.flashsale.domain.Transition;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;

@@ -6,9 +6,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
+import io.flashsale.domain.Effect;
+import io.flashsale.domain.OrderStatus;
 import io.flashsale.persistence.Notifications.Arrival;
-import io.flashsale.workflows.Effect;
-import io.flashsale.workflows.OrderStatus;
 import java.sql.PreparedStatement;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;

@@ -1,6 +1,6 @@
 package io.flashsale.reconciliation;
 
-import io.flashsale.workflows.OrderStatus;
+import io.flashsale.domain.OrderStatus;
 
 import io.flashsale.workflows.Orders;
 
@@ -62,7 +62,7 @@ public final class OrphanRepair {
         continue; // a run started meanwhile
       }
       Repaired r = new Repaired(now.orderId(), now.status(), now.workflowId(), previous);
-      try (var mdc = org.slf4j.MDC.putCloseable(io.flashsale.workflows.LogKeys.ORDER_ID, c.orderId())) {
+      try (var mdc = org.slf4j.MDC.putCloseable(io.flashsale.domain.LogKeys.ORDER_ID, c.orderId())) {
         log.warn("order {} {} had no running workflow ({}): started a new run that loads it", c.orderId(), c.status(),
             previous);
       }

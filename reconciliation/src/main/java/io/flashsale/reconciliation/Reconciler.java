@@ -1,14 +1,14 @@
 package io.flashsale.reconciliation;
 
-import io.flashsale.fulfillment.Shipments;
+import io.flashsale.domain.Shipments;
 import io.flashsale.paymentchannel.PaymentChannel;
 import io.flashsale.paymentchannel.StatementRow;
 import io.flashsale.persistence.Database;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.flashsale.domain.OrderStatus;
 import io.flashsale.reconciliation.ReconcileRules.LedgerEntry;
 import io.flashsale.reconciliation.ReconcileRules.OrderLine;
-import io.flashsale.workflows.OrderStatus;
 import java.io.IOException;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

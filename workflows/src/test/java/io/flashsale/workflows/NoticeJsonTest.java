@@ -1,5 +1,6 @@
 package io.flashsale.workflows;
 
+import io.flashsale.domain.Notice;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;

@@ -1,5 +1,8 @@
 package io.flashsale.workflows;
 
+import io.flashsale.domain.CreateOrder;
+import io.flashsale.domain.CreateOutcome;
+import io.flashsale.domain.CreateResult;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.temporal.api.common.v1.WorkflowExecution;

@@ -1,5 +1,11 @@
 package io.flashsale.workflows;
 
+import io.flashsale.domain.CommandOutcome;
+import io.flashsale.domain.CreateOrder;
+import io.flashsale.domain.CreateOutcome;
+import io.flashsale.domain.CreateResult;
+import io.flashsale.domain.Notice;
+import io.flashsale.domain.OrderStatus;
 import io.flashsale.paymentchannel.ChannelResult;
 
 import static io.flashsale.workflows.OrderTestHarness.waitFor;

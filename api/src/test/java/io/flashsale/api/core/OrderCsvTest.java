@@ -1,6 +1,6 @@
 package io.flashsale.api.core;
 
-import io.flashsale.workflows.OrderStatus;
+import io.flashsale.domain.OrderStatus;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 

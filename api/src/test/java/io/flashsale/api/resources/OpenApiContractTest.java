@@ -1,7 +1,7 @@
 package io.flashsale.api.resources;
 
-import io.flashsale.workflows.CommandOutcome;
-import io.flashsale.workflows.CreateOutcome;
+import io.flashsale.domain.CommandOutcome;
+import io.flashsale.domain.CreateOutcome;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
