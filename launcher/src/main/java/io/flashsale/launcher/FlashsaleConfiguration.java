@@ -37,7 +37,7 @@ public class FlashsaleConfiguration extends Configuration {
    * dev server's database and the channel stub's ledger. Relative paths are against the
    * working directory (the launcher runs from the project). Ignored when not embedded.
    */
-  @NotEmpty @JsonProperty public String dataDir = "data";
+  @JsonProperty public String dataDir = "data";
 
   @Valid @NotNull @JsonProperty public DatabaseSettings database = new DatabaseSettings();
   @Valid @NotNull @JsonProperty public TemporalSettings temporal = new TemporalSettings();
