@@ -1,10 +1,8 @@
 package io.flashsale.activities;
 
-import io.flashsale.paymentchannel.ChannelResult;
-
-
 import io.flashsale.domain.ChannelAnswer;
 import io.flashsale.paymentchannel.ChannelReply;
+import io.flashsale.paymentchannel.ChannelResult;
 import io.flashsale.paymentchannel.ChargeRequest;
 import io.flashsale.paymentchannel.PaymentChannel;
 import io.flashsale.paymentchannel.RefundRequest;

@@ -1,7 +1,5 @@
 package io.flashsale.activities;
 
-import io.flashsale.domain.Effect;
-
 import static io.flashsale.activities.Safeguards.Safeguard.CONFIRM_MUST_TAKE_EFFECT;
 import static io.flashsale.activities.Safeguards.Safeguard.TIMEOUT_IS_UNKNOWN;
 import static io.flashsale.activities.Safeguards.Safeguard.TRANSITION_PRECONDITION;
@@ -16,6 +14,7 @@ import static io.flashsale.domain.OrderStatus.UNKNOWN;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.flashsale.domain.Effect;
 import io.flashsale.domain.OrderStatus;
 import io.flashsale.persistence.Inventory;
 import io.flashsale.persistence.MigratedPostgres;

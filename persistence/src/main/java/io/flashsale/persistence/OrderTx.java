@@ -1,7 +1,6 @@
 package io.flashsale.persistence;
 
 import io.flashsale.domain.Effect;
-
 import io.flashsale.domain.OrderStatus;
 import io.flashsale.domain.Step;
 import io.flashsale.domain.Transition;
@@ -73,7 +72,9 @@ public final class OrderTx {
     made.add(t);
   }
 
-  public void reservationChanged(String key, int attempt) {
+  /** The order now holds its stock under a new reservation (a success that re-reserved). */
+  public void reservationChanged(String key, int attempt) throws SQLException {
+    OrderTransitions.reservationChanged(c, row.orderId(), key, attempt);
     row = row.withReservation(key, attempt);
   }
 

@@ -3,8 +3,8 @@ package io.flashsale.persistence;
 import static io.flashsale.persistence.TestOrders.TENANT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.flashsale.domain.Effect;
 import io.flashsale.domain.OrderStatus;

@@ -1,12 +1,12 @@
 package io.flashsale.persistence;
 
-import static io.flashsale.persistence.TestOrders.CREATE_CAUSE;
-import static io.flashsale.persistence.TestOrders.TENANT;
 import static io.flashsale.domain.OrderStatus.CANCELLED;
 import static io.flashsale.domain.OrderStatus.CREATED;
 import static io.flashsale.domain.OrderStatus.PAID;
 import static io.flashsale.domain.OrderStatus.PAYING;
 import static io.flashsale.domain.OrderStatus.UNKNOWN;
+import static io.flashsale.persistence.TestOrders.CREATE_CAUSE;
+import static io.flashsale.persistence.TestOrders.TENANT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;

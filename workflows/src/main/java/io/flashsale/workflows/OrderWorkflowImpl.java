@@ -12,7 +12,6 @@ import io.flashsale.domain.OrderView;
 import io.flashsale.domain.Step;
 import io.flashsale.domain.Transition;
 import io.flashsale.paymentchannel.ChannelResult;
-
 import io.temporal.activity.ActivityOptions;
 import io.temporal.activity.LocalActivityOptions;
 import io.temporal.api.enums.v1.RetryState;

@@ -11,7 +11,6 @@ import io.flashsale.domain.OrderView;
 import io.flashsale.domain.Step;
 import io.flashsale.domain.Transition;
 import io.flashsale.paymentchannel.ChannelResult;
-
 import io.temporal.activity.Activity;
 import io.temporal.failure.ApplicationFailure;
 import java.util.ArrayList;

@@ -1,10 +1,5 @@
 package io.flashsale.workflows;
 
-import io.flashsale.domain.CommandOutcome;
-import io.flashsale.domain.Notice;
-import io.flashsale.domain.OrderStatus;
-import io.flashsale.domain.OrderView;
-import io.flashsale.domain.Transition;
 import static io.flashsale.domain.OrderStatus.CANCELLED;
 import static io.flashsale.domain.OrderStatus.CREATED;
 import static io.flashsale.domain.OrderStatus.FAILED;
@@ -20,6 +15,11 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.flashsale.domain.CommandOutcome;
+import io.flashsale.domain.Notice;
+import io.flashsale.domain.OrderStatus;
+import io.flashsale.domain.OrderView;
+import io.flashsale.domain.Transition;
 import io.flashsale.paymentchannel.ChannelResult;
 import io.temporal.api.enums.v1.EventType;
 import io.temporal.api.enums.v1.WorkflowExecutionStatus;

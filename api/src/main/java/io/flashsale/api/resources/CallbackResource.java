@@ -1,12 +1,11 @@
 package io.flashsale.api.resources;
 
-import io.flashsale.api.representations.CallbackAck;
-
 import com.codahale.metrics.Counter;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.flashsale.api.core.ApiError;
 import io.flashsale.api.core.Bodies;
 import io.flashsale.api.core.StrictJson;
+import io.flashsale.api.representations.CallbackAck;
 import io.flashsale.domain.Notice;
 import io.flashsale.paymentchannel.CallbackSignatures;
 import io.flashsale.persistence.Notifications;

@@ -1,10 +1,9 @@
 package io.flashsale.api.resources;
 
-import io.flashsale.domain.OrderStatus;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.flashsale.api.representations.OrderBody;
+import io.flashsale.domain.OrderStatus;
 import io.flashsale.persistence.OrderQueries.OrderDetails;
 import io.flashsale.persistence.OrderQueries.TimelineEntry;
 import java.util.List;

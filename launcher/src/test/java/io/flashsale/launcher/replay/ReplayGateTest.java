@@ -1,8 +1,5 @@
 package io.flashsale.launcher.replay;
 
-import io.flashsale.paymentchannel.ChannelResult;
-
-import io.flashsale.domain.CreateOutcome;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
@@ -11,11 +8,13 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.flashsale.domain.ChannelAnswer;
 import io.flashsale.domain.CreateOrder;
+import io.flashsale.domain.CreateOutcome;
 import io.flashsale.domain.CreateResult;
 import io.flashsale.domain.OrderStatus;
 import io.flashsale.domain.OrderView;
 import io.flashsale.domain.Step;
 import io.flashsale.launcher.cli.ReplayCommand;
+import io.flashsale.paymentchannel.ChannelResult;
 import io.flashsale.workflows.ChannelActivities;
 import io.flashsale.workflows.OrderActivities;
 import io.flashsale.workflows.OrderSettings;
