@@ -4,7 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.flashsale.workflows.OrderWorkflowImpl;
+import io.flashsale.workflows.OrderActivities;
 import java.sql.SQLException;
 import org.junit.jupiter.api.Test;
 
@@ -27,6 +27,6 @@ class DatabaseErrorsTest {
 
   @Test
   void aPoolWaitEndsBeforeTheActivityTimesOut() {
-    assertTrue(Database.DEFAULT_CONNECTION_TIMEOUT.compareTo(OrderWorkflowImpl.DB_ACTIVITY_TIMEOUT) < 0);
+    assertTrue(Database.DEFAULT_CONNECTION_TIMEOUT.compareTo(OrderActivities.DB_ACTIVITY_TIMEOUT) < 0);
   }
 }
