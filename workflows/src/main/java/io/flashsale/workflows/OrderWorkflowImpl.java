@@ -40,7 +40,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   private final List<String> timeline = new ArrayList<>();
 
   private OrderStart start;
-  private OrderSettings settings;
+  private final OrderSettings settings;
   private OrderView order;
   private boolean createSettled;
   /** The buyer's command that was accepted; a second command is rejected at once. */
@@ -287,8 +287,6 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     lock.lock();
     try {
       boolean alreadyCreated = order != null;
-      // a run started with an order id (continue-as-new, repair, a late notice) did not make it,
-      // even when this create comes before the run has loaded it
       boolean freshRun = start == null || start.orderId() == null;
       CreateResult r = CommandRefusals.create(freshRun, alreadyCreated,
           database.call("reserve", db -> db.reserve(request, Workflow.getInfo().getWorkflowId())));
@@ -370,27 +368,19 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     return new OrderState(order, List.copyOf(timeline), lastEffect);
   }
 
-  /** What the command refusals read of this run. */
+  /** What the command refusals read of this run; it loads its order when started with its id. */
   private RunFacts facts() {
-    return new RunFacts(order, awaitingLoad(), createStarted, createSettled, noCreate, command, cancelRequested);
+    boolean loading = start == null || start.orderId() != null;
+    return new RunFacts(order, loading, createStarted, createSettled, noCreate, command, cancelRequested);
   }
 
   /**
-   * A command waits for the run's order: a run started by signal-with-start loads it first; a
-   * fresh run's create may still be reserving (docs/DESIGN.md §Workflow design, "Commands before
-   * the order").
+   * A command waits for the run's order while one may come: a run started by signal-with-start
+   * loads it first; a fresh run's create may still be reserving (docs/DESIGN.md §Workflow design,
+   * "Commands before the order").
    */
   private void awaitOrder() {
-    if (awaitingLoad()) {
-      Workflow.await(() -> order != null);
-    } else {
-      Workflow.await(() -> order != null || !facts().orderMayCome());
-    }
-  }
-
-  /** No order yet, but it is being loaded (or the run has not started). */
-  private boolean awaitingLoad() {
-    return start == null || start.orderId() != null;
+    Workflow.await(() -> order != null || !facts().orderMayCome());
   }
 
   /**
