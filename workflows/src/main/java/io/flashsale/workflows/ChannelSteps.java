@@ -1,5 +1,7 @@
 package io.flashsale.workflows;
 
+import io.flashsale.domain.ChannelAnswer;
+import io.flashsale.domain.OrderView;
 import io.flashsale.paymentchannel.ChannelResult;
 import io.temporal.activity.ActivityOptions;
 import io.temporal.api.enums.v1.TimeoutType;

@@ -1,5 +1,10 @@
 package io.flashsale.workflows;
 
+import io.flashsale.domain.CommandOutcome;
+import io.flashsale.domain.CreateOutcome;
+import io.flashsale.domain.CreateResult;
+import io.flashsale.domain.OrderStatus;
+import io.flashsale.domain.OrderView;
 import java.util.List;
 
 /**

@@ -1,5 +1,6 @@
 package io.flashsale.workflows;
 
+import io.flashsale.domain.OrderView;
 import io.temporal.activity.ActivityOptions;
 import io.temporal.activity.LocalActivityOptions;
 import io.temporal.api.enums.v1.RetryState;

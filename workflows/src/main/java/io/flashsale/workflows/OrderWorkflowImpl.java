@@ -1,9 +1,18 @@
 package io.flashsale.workflows;
 
+import io.flashsale.domain.ChannelAnswer;
+import io.flashsale.domain.CommandOutcome;
+import io.flashsale.domain.CreateOrder;
+import io.flashsale.domain.CreateResult;
+import io.flashsale.domain.Notice;
+import io.flashsale.domain.OrderState;
+import io.flashsale.domain.OrderStatus;
+import io.flashsale.domain.OrderView;
+import io.flashsale.domain.Step;
+import io.flashsale.domain.Transition;
 import io.flashsale.paymentchannel.ChannelResult;
 import io.flashsale.workflows.CommandRefusals.Command;
 import io.flashsale.workflows.CommandRefusals.RunFacts;
-
 import io.temporal.failure.ActivityFailure;
 import io.temporal.failure.CanceledFailure;
 import io.temporal.workflow.Workflow;

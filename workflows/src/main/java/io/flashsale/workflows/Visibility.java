@@ -5,6 +5,8 @@ import static io.flashsale.workflows.OrderWorkflow.ORDER_STATUS;
 import static io.flashsale.workflows.OrderWorkflow.SKU;
 import static io.flashsale.workflows.OrderWorkflow.TENANT;
 
+import io.flashsale.domain.CreateOrder;
+import io.flashsale.domain.OrderView;
 import io.temporal.common.SearchAttributeUpdate;
 import io.temporal.common.SearchAttributes;
 import io.temporal.workflow.Workflow;

@@ -2,10 +2,10 @@ package io.flashsale.tools.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.flashsale.activities.OrderActivitiesImpl;
+import io.flashsale.domain.CreateOrder;
 import io.flashsale.launcher.cli.HttpJson;
 import io.flashsale.paymentchannel.CallbackSignatures;
 import io.flashsale.persistence.Database;
-import io.flashsale.workflows.CreateOrder;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.URI;
