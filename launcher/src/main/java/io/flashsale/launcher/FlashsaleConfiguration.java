@@ -109,7 +109,7 @@ public class FlashsaleConfiguration extends Configuration {
     @Min(1) @JsonProperty public int maxPoolSize = 16;
     /**
      * How long a caller waits for a pooled connection; must stay below the 15 s database activity
-     * timeout ({@code OrderWorkflowImpl.DB_ACTIVITY_TIMEOUT}), so a wait ends in a quick failure
+     * timeout ({@code OrderActivities.DB_ACTIVITY_TIMEOUT}), so a wait ends in a quick failure
      * and a backed-off retry, not a timed-out attempt.
      */
     @NotNull @MinDuration(value = 250, unit = TimeUnit.MILLISECONDS)

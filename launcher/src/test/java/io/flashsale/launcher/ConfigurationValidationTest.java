@@ -18,7 +18,7 @@ import io.dropwizard.util.DataSize;
 import io.dropwizard.util.Duration;
 import io.dropwizard.validation.MaxDuration;
 import io.flashsale.workflows.OrderSettings;
-import io.flashsale.workflows.OrderWorkflowImpl;
+import io.flashsale.workflows.OrderActivities;
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
@@ -139,7 +139,7 @@ class ConfigurationValidationTest {
     // the annotation's bound is the workflow's activity timeout
     MaxDuration max = FlashsaleConfiguration.DatabaseSettings.class.getField("connectionTimeout")
         .getAnnotation(MaxDuration.class);
-    assertEquals(OrderWorkflowImpl.DB_ACTIVITY_TIMEOUT, java.time.Duration.of(max.value(), max.unit().toChronoUnit()));
+    assertEquals(OrderActivities.DB_ACTIVITY_TIMEOUT, java.time.Duration.of(max.value(), max.unit().toChronoUnit()));
     assertTrue(!max.inclusive(), "strictly below");
   }
 
