@@ -3,10 +3,10 @@ package io.flashsale.tools;
 import io.flashsale.launcher.FlashsaleApplication;
 import io.flashsale.launcher.TemporalEngine;
 import io.flashsale.launcher.cli.HttpJson;
+import io.flashsale.tools.bench.Charts;
 import io.flashsale.tools.bench.CpuSplit;
 import io.flashsale.tools.bench.EngineCeiling;
 import io.flashsale.tools.bench.JfrSummary;
-import io.flashsale.tools.bench.LinePlot;
 import io.flashsale.tools.bench.Load;
 import io.flashsale.tools.bench.ScenarioResult;
 import io.flashsale.tools.bench.ServiceCpu;
@@ -465,7 +465,7 @@ final class Bench {
     write("sweep-" + o.stamp() + ".md", table);
     out.println(SweepTable.markdown(points));
     Path png = o.outDir().resolve("sweep-" + o.stamp() + ".png");
-    LinePlot.write(png, "flashsale sweep, " + w.engine().configName() + " engine, 2 cores: B1 admission and B2 end to end",
+    Charts.write(png, "flashsale sweep, " + w.engine().configName() + " engine, 2 cores: B1 admission and B2 end to end",
         List.of(panel("throughput vs clients", "per second", false, SweepTable.series(points, false)),
             panel("p99 latency vs clients", "p99 ms (log)", true, SweepTable.series(points, true))),
         1600, 600);
@@ -682,10 +682,10 @@ final class Bench {
     return txt;
   }
 
-  private static LinePlot.Panel panel(String title, String yLabel, boolean logY, Map<String, List<double[]>> series) {
-    List<LinePlot.Series> lines = new ArrayList<>();
-    series.forEach((name, pts) -> lines.add(new LinePlot.Series(name, pts, name.startsWith("JDBC"))));
-    return new LinePlot.Panel(title, "clients (log)", yLabel, true, logY, lines);
+  private static Charts.Panel panel(String title, String yLabel, boolean logY, Map<String, List<double[]>> series) {
+    List<Charts.Series> lines = new ArrayList<>();
+    series.forEach((name, pts) -> lines.add(new Charts.Series(name, pts, name.startsWith("JDBC"))));
+    return new Charts.Panel(title, "clients (log)", yLabel, true, logY, lines);
   }
 
   private Path jfrFile(String name) throws IOException {
