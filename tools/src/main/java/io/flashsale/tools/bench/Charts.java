@@ -149,17 +149,20 @@ public final class Charts {
     styler.setAxisTitleFont(new Font(Font.SANS_SERIF, Font.PLAIN, (int) Math.round(13 * scale)));
     styler.setAxisTickLabelsFont(new Font(Font.SANS_SERIF, Font.PLAIN, (int) Math.round(12 * scale)));
     styler.setLegendFont(new Font(Font.SANS_SERIF, Font.PLAIN, (int) Math.round(12 * scale)));
-    styler.setLegendPosition(Styler.LegendPosition.InsideNW);
+    styler.setLegendPosition(legendCorner(panel));
     styler.setLegendBorderColor(new Color(0xCC, 0xCC, 0xCC));
     styler.setLegendBackgroundColor(new Color(255, 255, 255, 225));
     styler.setXAxisLogarithmic(panel.logX());
     styler.setYAxisLogarithmic(panel.logY());
-    styler.setXAxisLogarithmicDecadeOnly(true);
-    styler.setYAxisLogarithmicDecadeOnly(true);
+    // a log axis over two decades or more is labelled at its decades only, a shorter one at 1..9 of each
+    styler.setXAxisLogarithmicDecadeOnly(decades(panel, 0) >= 2);
+    styler.setYAxisLogarithmicDecadeOnly(decades(panel, 1) >= 2);
     // XChart places log ticks itself and only with its own labels; linear ticks read as people write them
     if (!panel.logX()) styler.setxAxisTickLabelsFormattingFunction(Charts::tickLabel);
     if (!panel.logY()) styler.setyAxisTickLabelsFormattingFunction(Charts::tickLabel);
     styler.setMarkerSize((int) Math.round(7 * scale));
+    double[] yRange = range(panel, 1);
+    if (!panel.logY() && yRange != null && yRange[0] >= 0) styler.setYAxisMin(0.0); // a linear count starts at zero
 
     boolean anyPoint = false;
     for (Series s : panel.series()) {
@@ -210,6 +213,60 @@ public final class Charts {
       ys[i] = kept.get(i)[1];
     }
     return new double[][] {xs, ys};
+  }
+
+  /** The powers of ten within the drawable values of one coordinate (0 = x, 1 = y) of the panel. */
+  static int decades(Panel panel, int coordinate) {
+    double[] range = range(panel, coordinate);
+    if (range == null || range[0] <= 0) return 0;
+    return (int) (Math.floor(Math.log10(range[1]) + 1e-9) - Math.ceil(Math.log10(range[0]) - 1e-9) + 1);
+  }
+
+  /**
+   * The inner corner of the plot (top left first) with the fewest points near it, for the legend:
+   * a rising curve leaves the top left free, a falling one the top right.
+   */
+  static Styler.LegendPosition legendCorner(Panel panel) {
+    double[] xr = range(panel, 0);
+    double[] yr = range(panel, 1);
+    if (xr == null || yr == null) return Styler.LegendPosition.InsideNW;
+    List<Styler.LegendPosition> corners = List.of(Styler.LegendPosition.InsideNW, Styler.LegendPosition.InsideNE,
+        Styler.LegendPosition.InsideSE, Styler.LegendPosition.InsideSW);
+    int[] near = new int[corners.size()];
+    for (Series s : panel.series()) {
+      for (double[] p : s.points()) {
+        if (!usable(p[0], panel.logX()) || !usable(p[1], panel.logY())) continue;
+        double fx = fraction(p[0], xr, panel.logX());
+        double fy = fraction(p[1], yr, panel.logY());
+        if (fx < 0.45 && fy > 0.55) near[0]++;
+        if (fx > 0.55 && fy > 0.55) near[1]++;
+        if (fx > 0.55 && fy < 0.45) near[2]++;
+        if (fx < 0.45 && fy < 0.45) near[3]++;
+      }
+    }
+    int best = 0;
+    for (int i = 1; i < near.length; i++) if (near[i] < near[best]) best = i;
+    return corners.get(best);
+  }
+
+  /** {min, max} of the drawable values of one coordinate over the panel's series; null when there are none. */
+  private static double[] range(Panel panel, int coordinate) {
+    double min = Double.POSITIVE_INFINITY;
+    double max = Double.NEGATIVE_INFINITY;
+    for (Series s : panel.series()) {
+      for (double[] p : s.points()) {
+        if (!usable(p[0], panel.logX()) || !usable(p[1], panel.logY())) continue;
+        min = Math.min(min, p[coordinate]);
+        max = Math.max(max, p[coordinate]);
+      }
+    }
+    return min > max ? null : new double[] {min, max};
+  }
+
+  private static double fraction(double v, double[] range, boolean log) {
+    if (range[1] == range[0]) return 0.5;
+    return log ? (Math.log(v) - Math.log(range[0])) / (Math.log(range[1]) - Math.log(range[0]))
+        : (v - range[0]) / (range[1] - range[0]);
   }
 
   private static boolean usable(double v, boolean log) {

@@ -15,6 +15,7 @@ import java.nio.file.Path;
 import java.util.List;
 import javax.imageio.ImageIO;
 import org.junit.jupiter.api.Test;
+import org.knowm.xchart.style.Styler;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The PNG the benchmark curves are drawn in: a decodable image of the asked size with its lines in their colours. */
@@ -88,6 +89,26 @@ class ChartsTest {
         new Panel("one point", "x", "y", false, false, List.of(onePoint))), 1600, 400));
     assertEquals(1600, ImageIO.read(png.toFile()).getWidth());
     assertDoesNotThrow(() -> Charts.render("", List.of(), 300, 200));
+  }
+
+  @Test
+  void theLegendGoesToTheCornerTheCurvesLeaveFree() {
+    Series rising = Series.of("rising", CLIENTS, new double[] {1, 10, 100, 1000, 10000}, false);
+    Series falling = Series.of("falling", CLIENTS, new double[] {10000, 1000, 100, 10, 1}, false);
+
+    assertEquals(Styler.LegendPosition.InsideNW,
+        Charts.legendCorner(new Panel("t", "x", "y", true, true, List.of(rising))));
+    assertEquals(Styler.LegendPosition.InsideNE,
+        Charts.legendCorner(new Panel("t", "x", "y", true, true, List.of(falling))));
+  }
+
+  @Test
+  void aLogAxisCountsTheDecadesItsDataSpan() {
+    Series p99 = Series.of("p99", CLIENTS, new double[] {90, 120, 300, 600, 950}, false);
+    Panel panel = new Panel("t", "clients", "ms", true, true, List.of(p99));
+
+    assertEquals(3, Charts.decades(panel, 0), "1, 10 and 100 clients");
+    assertEquals(1, Charts.decades(panel, 1), "100 ms only: labelled at 1..9 of the decade");
   }
 
   @Test
