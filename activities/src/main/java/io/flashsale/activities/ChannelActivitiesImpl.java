@@ -1,14 +1,12 @@
 package io.flashsale.activities;
 
-import io.flashsale.paymentchannel.ChannelResult;
-
-
-import io.flashsale.workflows.ChannelActivities;
-import io.flashsale.workflows.ChannelAnswer;
+import io.flashsale.domain.ChannelAnswer;
 import io.flashsale.paymentchannel.ChannelReply;
+import io.flashsale.paymentchannel.ChannelResult;
 import io.flashsale.paymentchannel.ChargeRequest;
 import io.flashsale.paymentchannel.PaymentChannel;
 import io.flashsale.paymentchannel.RefundRequest;
+import io.flashsale.workflows.ChannelActivities;
 import io.temporal.failure.ApplicationFailure;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;

@@ -1,33 +1,31 @@
 package io.flashsale.activities;
 
+import io.flashsale.domain.ChannelAnswer;
+import io.flashsale.domain.CreateOrder;
+import io.flashsale.domain.CreateOutcome;
+import io.flashsale.domain.CreateResult;
+import io.flashsale.domain.Effect.Kind;
+import io.flashsale.domain.Effect;
+import io.flashsale.domain.Notice;
+import io.flashsale.domain.OrderStatus;
+import io.flashsale.domain.OrderView;
+import io.flashsale.domain.Step;
+import io.flashsale.domain.Transition;
 import io.flashsale.paymentchannel.ChannelResult;
-
 import io.flashsale.persistence.Database;
 import io.flashsale.persistence.DualWrite;
 import io.flashsale.persistence.Inventory;
+import io.flashsale.persistence.Notifications;
 import io.flashsale.persistence.OrderIdIssuer;
 import io.flashsale.persistence.OrderRow;
-import io.flashsale.persistence.OrderTx;
 import io.flashsale.persistence.OrderTransitions;
-
-import io.flashsale.workflows.CreateOutcome;
-import io.flashsale.workflows.ChannelAnswer;
+import io.flashsale.persistence.OrderTx;
+import io.flashsale.persistence.Skus;
 import io.flashsale.workflows.CommandResult;
-import io.flashsale.workflows.CreateOrder;
-import io.flashsale.workflows.CreateResult;
-import io.flashsale.workflows.Effect;
-import io.flashsale.workflows.Effect.Kind;
-import io.flashsale.workflows.Notice;
 import io.flashsale.workflows.OrderActivities;
-import io.flashsale.workflows.OrderStatus;
-import io.flashsale.workflows.OrderView;
-import io.flashsale.workflows.Step;
-import io.flashsale.workflows.Transition;
 import io.temporal.activity.Activity;
 import io.temporal.failure.ApplicationFailure;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.List;
@@ -135,23 +133,9 @@ public class OrderActivitiesImpl implements OrderActivities {
         boolean ownRetry = existing.workflowId().equals(workflowId) && attempt() > 1 && existing.version() == 1;
         return new CreateResult(ownRetry ? CreateOutcome.CREATED : CreateOutcome.REPLAY, existing.view(), List.of(), null);
       }
-      long unitPrice;
-      int perUserLimit;
-      String createdAt;
-      // now() is the transaction's start: the created_at and the first transition's time of the row
-      // inserted below, read here so the answer carries them without another round trip
-      try (PreparedStatement ps = c.prepareStatement(
-          "SELECT unit_price, per_user_limit, now() FROM sku WHERE tenant = ? AND sku = ?")) {
-        ps.setString(1, req.tenant());
-        ps.setString(2, req.sku());
-        try (ResultSet rs = ps.executeQuery()) {
-          if (!rs.next()) return new CreateResult(CreateOutcome.UNKNOWN_SKU, null, List.of(), null);
-          unitPrice = rs.getLong(1);
-          perUserLimit = rs.getInt(2);
-          createdAt = rs.getTimestamp(3).toInstant().toString();
-        }
-      }
-      Inventory.Take taken = Inventory.take(c, req.tenant(), req.sku(), req.subject(), req.quantity(), perUserLimit);
+      Skus.Terms terms = Skus.terms(c, req.tenant(), req.sku());
+      if (terms == null) return new CreateResult(CreateOutcome.UNKNOWN_SKU, null, List.of(), null);
+      Inventory.Take taken = Inventory.take(c, req.tenant(), req.sku(), req.subject(), req.quantity(), terms.perUserLimit());
       if (taken != Inventory.Take.HELD) {
         c.rollback(); // sold out / over the limit: no order row, no reservation
         return new CreateResult(taken.refusal(), null, List.of(), null);
@@ -163,11 +147,11 @@ public class OrderActivitiesImpl implements OrderActivities {
       String key = Inventory.firstReservationKey(orderId);
       Inventory.hold(c, key, req.tenant(), req.sku(), req.subject(), req.quantity(), reservationTtl);
       OrderRow row = new OrderRow(orderId, req.tenant(), req.subject(), req.requestKey(), req.payload(), req.sku(),
-          req.quantity(), unitPrice * req.quantity(), OrderStatus.CREATED, 1, key, 1, workflowId);
+          req.quantity(), terms.unitPrice() * req.quantity(), OrderStatus.CREATED, 1, key, 1, workflowId);
       Transition t = OrderTransitions.insertCreated(c, row, issued.seq(), req.note(), "create");
       org.slf4j.MDC.put("orderId", orderId); // the log context key; the worker clears it after the activity
       log.info("order {} CREATED for {}/{} key {}", orderId, req.tenant(), req.subject(), req.requestKey());
-      return new CreateResult(CreateOutcome.CREATED, row.view(), List.of(t), createdAt);
+      return new CreateResult(CreateOutcome.CREATED, row.view(), List.of(t), terms.now());
     });
   }
 
@@ -293,44 +277,18 @@ public class OrderActivitiesImpl implements OrderActivities {
   public Notice recordSignalArrival(String orderId, Notice n, String sourceRef) {
     return tx(c -> {
       String effect = n.rejection() == null ? null : Effect.rejected(n.rejection()).label();
-      try (PreparedStatement ps = c.prepareStatement(
-          "INSERT INTO payment_notification (notify_id, merchant_order, kind, amount, txn, source, source_ref, effect,"
-              + " applied_at) VALUES (?, ?, ?, ?, ?, 'signal', ?, ?, CASE WHEN ?::text IS NULL THEN NULL ELSE now() END)"
-              + " ON CONFLICT (source_ref) DO NOTHING")) {
-        ps.setString(1, n.notifyId() == null ? "(none)" : clip(n.notifyId()));
-        ps.setString(2, orderId);
-        ps.setString(3, n.kind() == null ? "(none)" : clip(n.kind()));
-        ps.setLong(4, n.amount());
-        ps.setString(5, n.txn() == null ? null : clip(n.txn()));
-        ps.setString(6, sourceRef);
-        ps.setString(7, effect);
-        ps.setString(8, effect);
-        ps.executeUpdate();
-      }
-      try (PreparedStatement ps = c.prepareStatement("SELECT id FROM payment_notification WHERE source_ref = ?")) {
-        ps.setString(1, sourceRef);
-        try (ResultSet rs = ps.executeQuery()) {
-          rs.next();
-          long id = rs.getLong(1);
-          log.info("order {} signal arrival {} recorded as {}{}", orderId, sourceRef, id,
-              effect == null ? "" : " (" + effect + ")");
-          return new Notice(id, n.notifyId(), n.kind(), n.amount(), n.txn(), n.rejection());
-        }
-      }
+      long id = Notifications.recordSignalArrival(c, orderId, n, sourceRef, effect);
+      log.info("order {} signal arrival {} recorded as {}{}", orderId, sourceRef, id,
+          effect == null ? "" : " (" + effect + ")");
+      return new Notice(id, n.notifyId(), n.kind(), n.amount(), n.txn(), n.rejection());
     });
-  }
-
-  /** Operator input is stored as text, bounded, without control characters. */
-  private static String clip(String s) {
-    String clean = s.replaceAll("\\p{Cntrl}", "?");
-    return clean.length() > 64 ? clean.substring(0, 64) : clean;
   }
 
   @Override
   public Step applyNotice(String orderId, Notice n) {
     DualWrite dualWrite = dualWrite();
     Step step = tx(c -> {
-      String recorded = recordedEffect(c, n, orderId);
+      String recorded = Notifications.lockForApplying(c, orderId, n);
       OrderTx tx = open(c, orderId, dualWrite);
       if (recorded != null) return tx.step(recorded); // a retry after the effect committed
       String cause = "callback " + n.notifyId();
@@ -347,41 +305,13 @@ public class OrderActivitiesImpl implements OrderActivities {
           case CLOSED, NOT_FOUND, UNKNOWN -> Effect.of(Kind.IGNORED, tx.status()); // not a notice kind
         };
       }
-      try (PreparedStatement ps = c.prepareStatement(
-          "UPDATE payment_notification SET effect = ?, applied_at = now() WHERE id = ?")) {
-        ps.setString(1, effect.label());
-        ps.setLong(2, n.notificationId());
-        ps.executeUpdate();
-      }
+      Notifications.recordApplied(c, n.notificationId(), effect.label());
       log.info("order {} notice {} {} -> {}", orderId, n.notifyId(), n.kind(), effect);
       return tx.step(effect);
     });
     writeHeldEvents(orderId, dualWrite);
     return step;
   }
-
-  /**
-   * The arrival's effect if a previous attempt applied it. The arrival must be this order's and
-   * say what the notice says: a signal cannot borrow another arrival's row.
-   */
-  private static String recordedEffect(Connection c, Notice n, String orderId) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(
-        "SELECT effect, merchant_order, notify_id, kind, amount FROM payment_notification WHERE id = ? FOR UPDATE")) {
-      ps.setLong(1, n.notificationId());
-      try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next() || !orderId.equals(rs.getString(2))) {
-          throw new IllegalArgumentException("notification " + n.notificationId() + " is not an arrival of " + orderId);
-        }
-        if (!java.util.Objects.equals(n.notifyId(), rs.getString(3)) || !java.util.Objects.equals(n.kind(), rs.getString(4))
-            || n.amount() != rs.getLong(5)) {
-          throw new IllegalArgumentException("notification " + n.notificationId() + " does not match the notice "
-              + n.notifyId() + " " + n.kind() + " " + n.amount());
-        }
-        return rs.getString(1);
-      }
-    }
-  }
-
 
   @Override
   public Step completeRefund(String orderId, String cause) {

@@ -1,13 +1,11 @@
 package io.flashsale.activities;
 
+import io.flashsale.domain.Effect.Kind;
+import io.flashsale.domain.Effect;
+import io.flashsale.domain.OrderStatus;
 import io.flashsale.persistence.Inventory;
-
 import io.flashsale.persistence.OrderRow;
 import io.flashsale.persistence.OrderTx;
-
-import io.flashsale.workflows.Effect;
-import io.flashsale.workflows.Effect.Kind;
-import io.flashsale.workflows.OrderStatus;
 import java.sql.SQLException;
 import java.time.Duration;
 
@@ -55,13 +53,6 @@ final class PaymentRules {
     String key = o.orderId() + "/r" + attempt;
     Inventory.Take held = Inventory.reserve(tx.c, key, o.tenant(), o.sku(), o.subject(), o.quantity(), Integer.MAX_VALUE, reservationTtl);
     if (held == Inventory.Take.HELD && Inventory.confirm(tx.c, key)) {
-      try (var ps = tx.c.prepareStatement(
-          "UPDATE orders SET reservation_key = ?, reserve_attempt = ? WHERE order_id = ?")) {
-        ps.setString(1, key);
-        ps.setInt(2, attempt);
-        ps.setString(3, o.orderId());
-        ps.executeUpdate();
-      }
       tx.reservationChanged(key, attempt);
       tx.move(OrderStatus.PAID, cause + " re-reserved " + key, txn);
       return Effect.of(Kind.PAID_REHELD);

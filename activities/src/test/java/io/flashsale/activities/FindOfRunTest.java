@@ -3,12 +3,12 @@ package io.flashsale.activities;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
+import io.flashsale.domain.CreateOrder;
+import io.flashsale.domain.CreateOutcome;
+import io.flashsale.domain.OrderStatus;
+import io.flashsale.domain.OrderView;
 import io.flashsale.persistence.MigratedPostgres;
 import io.flashsale.persistence.Skus;
-import io.flashsale.workflows.CreateOrder;
-import io.flashsale.workflows.CreateOutcome;
-import io.flashsale.workflows.OrderStatus;
-import io.flashsale.workflows.OrderView;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;

@@ -1,28 +1,27 @@
 package io.flashsale.activities;
 
-import io.flashsale.workflows.Effect;
-
 import static io.flashsale.activities.Safeguards.Safeguard.CONFIRM_MUST_TAKE_EFFECT;
 import static io.flashsale.activities.Safeguards.Safeguard.TIMEOUT_IS_UNKNOWN;
 import static io.flashsale.activities.Safeguards.Safeguard.TRANSITION_PRECONDITION;
-import static io.flashsale.workflows.OrderStatus.CANCELLED;
-import static io.flashsale.workflows.OrderStatus.CREATED;
-import static io.flashsale.workflows.OrderStatus.FAILED;
-import static io.flashsale.workflows.OrderStatus.PAID;
-import static io.flashsale.workflows.OrderStatus.PAYING;
-import static io.flashsale.workflows.OrderStatus.REFUNDED;
-import static io.flashsale.workflows.OrderStatus.REFUNDING;
-import static io.flashsale.workflows.OrderStatus.UNKNOWN;
+import static io.flashsale.domain.OrderStatus.CANCELLED;
+import static io.flashsale.domain.OrderStatus.CREATED;
+import static io.flashsale.domain.OrderStatus.FAILED;
+import static io.flashsale.domain.OrderStatus.PAID;
+import static io.flashsale.domain.OrderStatus.PAYING;
+import static io.flashsale.domain.OrderStatus.REFUNDED;
+import static io.flashsale.domain.OrderStatus.REFUNDING;
+import static io.flashsale.domain.OrderStatus.UNKNOWN;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.flashsale.domain.Effect;
+import io.flashsale.domain.OrderStatus;
 import io.flashsale.persistence.Inventory;
+import io.flashsale.persistence.MigratedPostgres;
 import io.flashsale.persistence.OrderRow;
 import io.flashsale.persistence.OrderTransitions;
-import io.flashsale.persistence.MigratedPostgres;
 import io.flashsale.persistence.OrderTx;
 import io.flashsale.persistence.Stock;
-import io.flashsale.workflows.OrderStatus;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -18,11 +18,11 @@ import io.flashsale.api.core.UndeclaredMethodFilter;
 import io.flashsale.api.health.Checks;
 import io.flashsale.api.observe.OrderMdc;
 import io.flashsale.api.resources.CallbackResource;
+import io.flashsale.api.resources.CreateAdmission;
+import io.flashsale.api.resources.LogoutResource;
 import io.flashsale.api.resources.OpenApiResource;
 import io.flashsale.api.resources.OrderEventsResource;
-import io.flashsale.api.resources.CreateAdmission;
 import io.flashsale.api.resources.OrderResource;
-import io.flashsale.api.resources.LogoutResource;
 import io.flashsale.api.resources.SessionResource;
 import io.flashsale.api.tasks.AdminGuard;
 import io.flashsale.api.tasks.ReconcileTask;
@@ -36,9 +36,9 @@ import io.flashsale.persistence.Database;
 import io.flashsale.persistence.Notifications;
 import io.flashsale.persistence.OrderQueries;
 import io.flashsale.persistence.PayAnswers;
+import io.flashsale.persistence.PrincipalView;
 import io.flashsale.persistence.Principals;
 import io.flashsale.persistence.Skus;
-import io.flashsale.persistence.PrincipalView;
 import io.flashsale.persistence.StockView;
 import io.flashsale.reconciliation.OrphanRepair;
 import io.flashsale.reconciliation.Reconciler;
@@ -131,7 +131,7 @@ public final class RestApi {
     env.metrics().register("flashsale.gate.databaseReads", orderResource.gateFromDatabase());
     env.metrics().register("flashsale.gate.keyReads", orderResource.keyFromDatabase());
     orderResource.refused().forEach((outcome, count) -> {
-      if (outcome != io.flashsale.workflows.CreateOutcome.CREATED && outcome != io.flashsale.workflows.CreateOutcome.REPLAY) {
+      if (outcome != io.flashsale.domain.CreateOutcome.CREATED && outcome != io.flashsale.domain.CreateOutcome.REPLAY) {
         env.metrics().register("flashsale.create.refused." + outcome.name(), count);
       }
     });

@@ -1,9 +1,9 @@
 package io.flashsale.evidence;
 
 import com.sun.net.httpserver.HttpServer;
-import io.flashsale.persistence.Database;
 import io.flashsale.launcher.cli.HttpJson;
 import io.flashsale.outbox.OutboxRelay;
+import io.flashsale.persistence.Database;
 import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.http.HttpClient;

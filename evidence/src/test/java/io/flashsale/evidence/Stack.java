@@ -2,10 +2,10 @@ package io.flashsale.evidence;
 
 import io.dropwizard.testing.ConfigOverride;
 import io.dropwizard.testing.DropwizardTestSupport;
-import io.flashsale.persistence.Database;
 import io.flashsale.launcher.FlashsaleApplication;
 import io.flashsale.launcher.FlashsaleConfiguration;
 import io.flashsale.launcher.cli.HttpJson;
+import io.flashsale.persistence.Database;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.util.ArrayList;

@@ -87,8 +87,8 @@ class X18CommandValidatorsTest {
       io.temporal.failure.ApplicationFailure delivered = (io.temporal.failure.ApplicationFailure) e.getCause();
       ev.note("a validator's refusal reaches the client as type " + delivered.getType() + " with "
           + delivered.getDetails().getSize() + " details: " + delivered.getOriginalMessage());
-      ev.equal(new io.flashsale.workflows.CommandResult(io.flashsale.workflows.CommandOutcome.REJECTED,
-          io.flashsale.workflows.OrderStatus.PAID, version(a)), io.flashsale.workflows.CommandResult.refusedBy(e),
+      ev.equal(new io.flashsale.workflows.CommandResult(io.flashsale.domain.CommandOutcome.REJECTED,
+          io.flashsale.domain.OrderStatus.PAID, version(a)), io.flashsale.workflows.CommandResult.refusedBy(e),
           "the client recovers the typed answer: REJECTED PAID");
     }
     ev.equal(before, accepted(a), "none of the five refused commands entered the history");

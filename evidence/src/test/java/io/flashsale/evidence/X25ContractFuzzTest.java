@@ -1,8 +1,8 @@
 package io.flashsale.evidence;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.flashsale.launcher.cli.HttpJson;
 import io.flashsale.api.resources.OpenApiResource;
+import io.flashsale.launcher.cli.HttpJson;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

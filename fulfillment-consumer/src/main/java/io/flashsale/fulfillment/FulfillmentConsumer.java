@@ -5,11 +5,12 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.dropwizard.lifecycle.Managed;
+import io.flashsale.domain.Shipments;
 import io.flashsale.persistence.Database;
+import io.flashsale.problem.Problem;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
-import io.flashsale.problem.Problem;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.util.Map;
@@ -115,7 +116,7 @@ public final class FulfillmentConsumer implements Managed, Shipments {
         return ps.executeUpdate();
       }
     });
-    try (var mdc = org.slf4j.MDC.putCloseable(io.flashsale.workflows.LogKeys.ORDER_ID, orderId)) {
+    try (var mdc = org.slf4j.MDC.putCloseable(io.flashsale.domain.LogKeys.ORDER_ID, orderId)) {
       log.info("order {} event {} {} v{} -> {}", orderId, eventId, eventType, orderVersion, effect);
     }
     return effect;

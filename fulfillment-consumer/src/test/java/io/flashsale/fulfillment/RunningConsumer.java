@@ -1,5 +1,6 @@
 package io.flashsale.fulfillment;
 
+import io.flashsale.domain.Shipments;
 import io.flashsale.persistence.Database;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;

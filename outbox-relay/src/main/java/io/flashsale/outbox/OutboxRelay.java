@@ -3,13 +3,13 @@ package io.flashsale.outbox;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.dropwizard.lifecycle.Managed;
 import io.flashsale.persistence.Database;
+import io.flashsale.persistence.Outbox;
+import io.flashsale.persistence.OutboxEvent;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -90,30 +90,14 @@ public final class OutboxRelay implements Managed {
   /** One batch: claim, deliver, mark; returns how many were marked published. */
   public int relayOnce() {
     int marked = db.inTx(c -> {
-      List<OutboxEvent> batch = new ArrayList<>();
-      try (PreparedStatement ps = c.prepareStatement(
-          "SELECT event_id, order_id, event_type, order_version, payload FROM outbox WHERE published_at IS NULL"
-              + " ORDER BY event_id LIMIT ? FOR UPDATE" + (skipLocked ? " SKIP LOCKED" : ""))) {
-        ps.setInt(1, batchSize);
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            batch.add(new OutboxEvent(rs.getLong(1), rs.getString(2), rs.getString(3), rs.getInt(4), rs.getString(5)));
-          }
-        }
-      }
+      List<OutboxEvent> batch = Outbox.claim(c, batchSize, skipLocked);
       List<Long> acked = new ArrayList<>();
       for (OutboxEvent e : batch) {
         // a failed one stays unpublished for the next round; it does not hold up the others
         // (the consumer's version guard absorbs the reordering)
         if (deliver(e)) acked.add(e.eventId());
       }
-      if (!acked.isEmpty()) {
-        try (PreparedStatement ps = c.prepareStatement(
-            "UPDATE outbox SET published_at = now() WHERE event_id = ANY (?)")) {
-          ps.setArray(1, c.createArrayOf("bigint", acked.toArray()));
-          ps.executeUpdate();
-        }
-      }
+      Outbox.markPublished(c, acked);
       return acked.size();
     });
     delivered.addAndGet(marked);
@@ -121,7 +105,7 @@ public final class OutboxRelay implements Managed {
   }
 
   private boolean deliver(OutboxEvent e) {
-    try (var mdc = org.slf4j.MDC.putCloseable(io.flashsale.workflows.LogKeys.ORDER_ID, e.orderId())) {
+    try (var mdc = org.slf4j.MDC.putCloseable(io.flashsale.domain.LogKeys.ORDER_ID, e.orderId())) {
       Map<String, Object> body = new LinkedHashMap<>();
       body.put("event_id", e.eventId());
       body.put("order_id", e.orderId());

@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import io.flashsale.fulfillment.RunningConsumer;
 import io.flashsale.fulfillment.RunningConsumer.Fulfillment;
+import io.flashsale.fulfillment.RunningConsumer;
 import io.flashsale.outbox.TerminalOrders.OutboxRow;
 import io.flashsale.persistence.Database;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;

@@ -1,19 +1,19 @@
 package io.flashsale.outbox;
 
-import static io.flashsale.workflows.OrderStatus.CANCELLED;
-import static io.flashsale.workflows.OrderStatus.CREATED;
-import static io.flashsale.workflows.OrderStatus.FAILED;
-import static io.flashsale.workflows.OrderStatus.PAID;
-import static io.flashsale.workflows.OrderStatus.PAYING;
-import static io.flashsale.workflows.OrderStatus.REFUNDED;
-import static io.flashsale.workflows.OrderStatus.REFUNDING;
+import static io.flashsale.domain.OrderStatus.CANCELLED;
+import static io.flashsale.domain.OrderStatus.CREATED;
+import static io.flashsale.domain.OrderStatus.FAILED;
+import static io.flashsale.domain.OrderStatus.PAID;
+import static io.flashsale.domain.OrderStatus.PAYING;
+import static io.flashsale.domain.OrderStatus.REFUNDED;
+import static io.flashsale.domain.OrderStatus.REFUNDING;
 
+import io.flashsale.domain.OrderStatus;
 import io.flashsale.persistence.Database;
 import io.flashsale.persistence.Inventory;
 import io.flashsale.persistence.OrderRow;
 import io.flashsale.persistence.OrderTransitions;
 import io.flashsale.persistence.OrderTx;
-import io.flashsale.workflows.OrderStatus;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.util.ArrayList;

@@ -98,6 +98,15 @@ public final class Database implements AutoCloseable {
   }
 
   /** True once {@link #close()} closed the pool and its connections. */
+  /** One round trip on a pooled connection: true when the database answered {@code SELECT 1}. */
+  public boolean ping() {
+    return read(c -> {
+      try (var st = c.createStatement(); var rs = st.executeQuery("SELECT 1")) {
+        return rs.next() && rs.getInt(1) == 1;
+      }
+    });
+  }
+
   public boolean isClosed() {
     return pool.isClosed();
   }

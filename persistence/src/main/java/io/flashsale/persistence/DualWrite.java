@@ -1,6 +1,6 @@
 package io.flashsale.persistence;
 
-import io.flashsale.workflows.OrderStatus;
+import io.flashsale.domain.OrderStatus;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -33,7 +33,7 @@ public final class DualWrite {
 
   /** The second transaction's work: the events held back from the first, which has committed. */
   public int writeHeld(Connection c) throws SQLException {
-    for (Held h : held) OrderTransitions.insertEvent(c, h.row(), h.to(), h.version());
+    for (Held h : held) Outbox.append(c, h.row(), h.to(), h.version());
     int written = held.size();
     held.clear();
     return written;

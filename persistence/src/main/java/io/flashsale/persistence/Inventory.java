@@ -1,13 +1,17 @@
 package io.flashsale.persistence;
 
+import io.flashsale.domain.CreateOutcome;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
-import io.flashsale.workflows.CreateOutcome;
 
-/** Reservations against the SKU's remaining stock; every call runs inside the caller's transaction. */
+/**
+ * The one writer of the stock tables, {@code sku} and {@code reservation} (the conservation
+ * equation spans both): reservations against the SKU's remaining stock, the SKU's own rows for
+ * {@link Skus}, and the sums reconciliation checks. Every call runs inside the caller's transaction.
+ */
 public final class Inventory {
   /** What taking stock for a reservation found. */
   public enum Take {
@@ -108,6 +112,58 @@ public final class Inventory {
       try (ResultSet rs = ps.executeQuery()) {
         return rs.next() ? rs.getString(1) : null;
       }
+    }
+  }
+
+  /** Units sold: reservations confirmed by a payment. */
+  public static int countConfirmed(Connection c) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM reservation WHERE status = 'CONFIRMED'");
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getInt(1);
+    }
+  }
+
+  /** Σ over SKUs of total − (remaining + held + confirmed); 0 when no unit was lost or made up. */
+  public static long drift(Connection c) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT coalesce(sum(abs(s.total - s.remaining - coalesce(r.used, 0))), 0) FROM sku s LEFT JOIN"
+            + " (SELECT tenant, sku, sum(quantity) AS used FROM reservation WHERE status IN ('HELD', 'CONFIRMED')"
+            + "  GROUP BY tenant, sku) r ON r.tenant = s.tenant AND r.sku = s.sku");
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      return rs.getLong(1);
+    }
+  }
+
+  /** A new SKU with all of its units on sale; false when a concurrent call created it first. */
+  static boolean addSku(Connection c, String tenant, String sku, int total, long unitPrice, int perUserLimit)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        "INSERT INTO sku (tenant, sku, total, remaining, unit_price, per_user_limit) VALUES (?, ?, ?, ?, ?, ?)"
+            + " ON CONFLICT (tenant, sku) DO NOTHING")) {
+      ps.setString(1, tenant);
+      ps.setString(2, sku);
+      ps.setInt(3, total);
+      ps.setInt(4, total);
+      ps.setLong(5, unitPrice);
+      ps.setInt(6, perUserLimit);
+      return ps.executeUpdate() == 1;
+    }
+  }
+
+  /** A new total for a locked SKU; the caller keeps the units held or confirmed out of {@code remaining}. */
+  static void resetSku(Connection c, String tenant, String sku, int total, int remaining, long unitPrice,
+      int perUserLimit) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("UPDATE sku SET total = ?, remaining = ?, unit_price = ?,"
+        + " per_user_limit = ? WHERE tenant = ? AND sku = ?")) {
+      ps.setInt(1, total);
+      ps.setInt(2, remaining);
+      ps.setLong(3, unitPrice);
+      ps.setInt(4, perUserLimit);
+      ps.setString(5, tenant);
+      ps.setString(6, sku);
+      ps.executeUpdate();
     }
   }
 }

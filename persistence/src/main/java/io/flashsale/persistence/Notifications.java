@@ -1,16 +1,22 @@
 package io.flashsale.persistence;
 
-import io.flashsale.workflows.Effect;
-import io.flashsale.workflows.OrderStatus;
+import io.flashsale.domain.Effect;
+import io.flashsale.domain.Notice;
+import io.flashsale.domain.OrderStatus;
+import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Collectors;
 
 /**
- * Arrivals of payment callbacks: recorded before the workflow is signalled, the effect filled in
- * by the workflow; a notice of a success the order already applied gets its effect at arrival.
+ * The one owner of {@code payment_notification}. Arrivals of payment callbacks and operator
+ * signals: recorded before the workflow is signalled, the effect filled in by the workflow; a notice of a success the order already applied gets its effect at arrival.
  */
 public final class Notifications {
   /** The notice kind a settled order can answer at arrival: only a success repeats harmlessly. */
@@ -106,6 +112,90 @@ public final class Notifications {
         }
       }
     });
+  }
+
+  /**
+   * Records an operator signal's notice as an arrival of {@code orderId}, once per source
+   * reference (a retried activity finds the row its first attempt wrote), and returns its id. A
+   * notice the workflow already refused is recorded with that effect.
+   */
+  public static long recordSignalArrival(Connection c, String orderId, Notice n, String sourceRef, String effect)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        "INSERT INTO payment_notification (notify_id, merchant_order, kind, amount, txn, source, source_ref, effect,"
+            + " applied_at) VALUES (?, ?, ?, ?, ?, 'signal', ?, ?, CASE WHEN ?::text IS NULL THEN NULL ELSE now() END)"
+            + " ON CONFLICT (source_ref) DO NOTHING")) {
+      ps.setString(1, n.notifyId() == null ? "(none)" : clip(n.notifyId()));
+      ps.setString(2, orderId);
+      ps.setString(3, n.kind() == null ? "(none)" : clip(n.kind()));
+      ps.setLong(4, n.amount());
+      ps.setString(5, n.txn() == null ? null : clip(n.txn()));
+      ps.setString(6, sourceRef);
+      ps.setString(7, effect);
+      ps.setString(8, effect);
+      ps.executeUpdate();
+    }
+    try (PreparedStatement ps = c.prepareStatement("SELECT id FROM payment_notification WHERE source_ref = ?")) {
+      ps.setString(1, sourceRef);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getLong(1);
+      }
+    }
+  }
+
+  /** Operator input is stored as text, bounded, without control characters. */
+  private static String clip(String s) {
+    String clean = s.replaceAll("\\p{Cntrl}", "?");
+    return clean.length() > 64 ? clean.substring(0, 64) : clean;
+  }
+
+  /**
+   * Locks the arrival a workflow applies and returns the effect a previous attempt recorded (null
+   * if none). The arrival must be this order's and say what the notice says: a signal cannot
+   * borrow another arrival's row.
+   */
+  public static String lockForApplying(Connection c, String orderId, Notice n) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT effect, merchant_order, notify_id, kind, amount FROM payment_notification WHERE id = ? FOR UPDATE")) {
+      ps.setLong(1, n.notificationId());
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next() || !orderId.equals(rs.getString(2))) {
+          throw new IllegalArgumentException("notification " + n.notificationId() + " is not an arrival of " + orderId);
+        }
+        if (!Objects.equals(n.notifyId(), rs.getString(3)) || !Objects.equals(n.kind(), rs.getString(4))
+            || n.amount() != rs.getLong(5)) {
+          throw new IllegalArgumentException("notification " + n.notificationId() + " does not match the notice "
+              + n.notifyId() + " " + n.kind() + " " + n.amount());
+        }
+        return rs.getString(1);
+      }
+    }
+  }
+
+  /** The effect a workflow's application of the arrival had, in the transaction that applied it. */
+  public static void recordApplied(Connection c, long id, String effect) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        "UPDATE payment_notification SET effect = ?, applied_at = now() WHERE id = ?")) {
+      ps.setString(1, effect);
+      ps.setLong(2, id);
+      ps.executeUpdate();
+    }
+  }
+
+  /**
+   * Orders a {@code paymentNotification} signal (source {@code signal}, no callback signature)
+   * moved to paid, or to a refund of a payment made after the order ended: "ord-… by ops-1 PAID".
+   */
+  public static List<String> operatorSettled(Connection c) throws SQLException {
+    List<String> out = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT merchant_order, notify_id, effect FROM payment_notification WHERE source = 'signal'"
+            + " AND effect IN ('PAID', 'PAID_REHELD', 'REFUNDING_ANOMALY') ORDER BY merchant_order, id");
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) out.add(rs.getString(1) + " by " + rs.getString(2) + " " + rs.getString(3));
+    }
+    return out;
   }
 
   /** For arrivals that never reach a workflow (unknown order, signal refused). */

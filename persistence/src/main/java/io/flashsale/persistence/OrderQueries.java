@@ -1,13 +1,16 @@
 package io.flashsale.persistence;
 
-import io.flashsale.workflows.OrderStatus;
+import io.flashsale.domain.OrderStatus;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Read side of orders for the REST API: one order with its timeline, or a page of own orders. */
+/**
+ * Read side of orders: for the REST API one order with its timeline or a page of own orders; for
+ * reconciliation and orphan repair the lines they judge.
+ */
 public final class OrderQueries {
 
   /** One transition; {@code fromStatus} is null for the first (the create). */
@@ -152,6 +155,96 @@ public final class OrderQueries {
       OrderRow row = OrderRow.byScope(c, tenant, subject, requestKey);
       return row == null ? null : new KeyedOrder(row.orderId(), row.payload());
     });
+  }
+
+  /** One order as reconciliation judges it: its row, its current reservation, its ORDER_PAID event. */
+  public record ReconcileLine(String orderId, String status, long amount, String reservationStatus,
+      String workflowId, int version, boolean paidEventWritten) {}
+
+  /** Every order, in the caller's transaction (reconciliation reads them in one snapshot). */
+  public static List<ReconcileLine> reconcileLines(java.sql.Connection c) throws SQLException {
+    List<ReconcileLine> out = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT o.order_id, o.status, o.amount, r.status, o.workflow_id, o.version,"
+            + " EXISTS (SELECT 1 FROM outbox e WHERE e.order_id = o.order_id AND e.event_type = 'ORDER_PAID')"
+            + " FROM orders o LEFT JOIN reservation r ON r.reservation_key = o.reservation_key ORDER BY o.order_id");
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        out.add(new ReconcileLine(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getString(4), rs.getString(5),
+            rs.getInt(6), rs.getBoolean(7)));
+      }
+    }
+    return out;
+  }
+
+  /** An order's status and version now. */
+  public record StatusAndVersion(String status, int version) {}
+
+  /** The order's status and version now, or null if there is no such order. */
+  public StatusAndVersion statusAndVersion(String orderId) {
+    return db.read(c -> {
+      try (PreparedStatement ps = c.prepareStatement("SELECT status, version FROM orders WHERE order_id = ?")) {
+        ps.setString(1, orderId);
+        try (ResultSet rs = ps.executeQuery()) {
+          return rs.next() ? new StatusAndVersion(rs.getString(1), rs.getInt(2)) : null;
+        }
+      }
+    });
+  }
+
+  public boolean exists(String orderId) {
+    return db.read(c -> {
+      try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM orders WHERE order_id = ?")) {
+        ps.setString(1, orderId);
+        try (ResultSet rs = ps.executeQuery()) {
+          return rs.next();
+        }
+      }
+    });
+  }
+
+  /** An order its workflow still has work for, with what a new run of it needs. */
+  public record NonFinal(String orderId, String status, String workflowId, String tenant, String subject,
+      String requestKey, String sku, String reservationStatus, java.sql.Timestamp expiresAt) {}
+
+  private static final String NON_FINAL = "SELECT o.order_id, o.status, o.workflow_id, o.tenant, o.subject,"
+      + " o.request_key, o.sku, r.status, r.expires_at FROM orders o"
+      + " LEFT JOIN reservation r ON r.reservation_key = o.reservation_key"
+      + " WHERE o.status IN (" + nonTerminalStatuses() + ")";
+
+  /** The statuses a workflow still has work for, from the enum, so a new status is included by its own definition. */
+  private static String nonTerminalStatuses() {
+    return java.util.Arrays.stream(OrderStatus.values()).filter(s -> !s.isTerminal())
+        .map(s -> "'" + s.name() + "'").collect(java.util.stream.Collectors.joining(", "));
+  }
+
+  /** Every non-final order, by id. */
+  public List<NonFinal> nonFinal() {
+    return db.read(c -> {
+      List<NonFinal> out = new ArrayList<>();
+      try (PreparedStatement ps = c.prepareStatement(NON_FINAL + " ORDER BY o.order_id");
+          ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) out.add(nonFinal(rs));
+      }
+      return out;
+    });
+  }
+
+  /** The order if it is still non-final, else null. */
+  public NonFinal nonFinal(String orderId) {
+    return db.read(c -> {
+      try (PreparedStatement ps = c.prepareStatement(NON_FINAL + " AND o.order_id = ?")) {
+        ps.setString(1, orderId);
+        try (ResultSet rs = ps.executeQuery()) {
+          return rs.next() ? nonFinal(rs) : null;
+        }
+      }
+    });
+  }
+
+  private static NonFinal nonFinal(ResultSet rs) throws SQLException {
+    return new NonFinal(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), rs.getString(5),
+        rs.getString(6), rs.getString(7), rs.getString(8), rs.getTimestamp(9));
   }
 
   private static OrderDetails row(ResultSet rs, List<TimelineEntry> timeline) throws SQLException {

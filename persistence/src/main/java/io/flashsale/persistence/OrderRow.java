@@ -1,7 +1,7 @@
 package io.flashsale.persistence;
 
-import io.flashsale.workflows.OrderStatus;
-import io.flashsale.workflows.OrderView;
+import io.flashsale.domain.OrderStatus;
+import io.flashsale.domain.OrderView;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

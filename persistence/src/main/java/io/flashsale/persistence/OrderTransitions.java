@@ -1,7 +1,7 @@
 package io.flashsale.persistence;
 
-import io.flashsale.workflows.OrderStatus;
-import io.flashsale.workflows.Transition;
+import io.flashsale.domain.OrderStatus;
+import io.flashsale.domain.Transition;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -122,20 +122,17 @@ public final class OrderTransitions {
     }
     Transition t = new Transition(o.status(), to, newVersion, cause);
     record(c, o.orderId(), t);
-    if (to.isTerminal() && event) insertEvent(c, o, to, newVersion);
+    if (to.isTerminal() && event) Outbox.append(c, o, to, newVersion);
     return t;
   }
 
-  /** The outbox event of the order's move to a terminal status (o: the row; its id and goods). */
-  static void insertEvent(Connection c, OrderRow o, OrderStatus to, int newVersion) throws SQLException {
+  /** The order now holds its stock under a new reservation; its status is unchanged. */
+  static void reservationChanged(Connection c, String orderId, String key, int attempt) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(
-        "INSERT INTO outbox (order_id, event_type, order_version, payload) VALUES (?, ?, ?, ?)")) {
-      ps.setString(1, o.orderId());
-      ps.setString(2, "ORDER_" + to.name());
-      ps.setInt(3, newVersion);
-      ps.setString(4, "{\"order_id\":\"" + o.orderId() + "\",\"status\":\"" + to + "\",\"version\":" + newVersion
-          + ",\"tenant\":\"" + o.tenant() + "\",\"sku\":\"" + o.sku() + "\",\"quantity\":" + o.quantity()
-          + ",\"amount\":" + o.amount() + "}");
+        "UPDATE orders SET reservation_key = ?, reserve_attempt = ? WHERE order_id = ?")) {
+      ps.setString(1, key);
+      ps.setInt(2, attempt);
+      ps.setString(3, orderId);
       ps.executeUpdate();
     }
   }

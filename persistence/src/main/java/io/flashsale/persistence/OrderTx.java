@@ -1,10 +1,9 @@
 package io.flashsale.persistence;
 
-import io.flashsale.workflows.Effect;
-
-import io.flashsale.workflows.OrderStatus;
-import io.flashsale.workflows.Step;
-import io.flashsale.workflows.Transition;
+import io.flashsale.domain.Effect;
+import io.flashsale.domain.OrderStatus;
+import io.flashsale.domain.Step;
+import io.flashsale.domain.Transition;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
@@ -73,7 +72,9 @@ public final class OrderTx {
     made.add(t);
   }
 
-  public void reservationChanged(String key, int attempt) {
+  /** The order now holds its stock under a new reservation (a success that re-reserved). */
+  public void reservationChanged(String key, int attempt) throws SQLException {
+    OrderTransitions.reservationChanged(c, row.orderId(), key, attempt);
     row = row.withReservation(key, attempt);
   }
 

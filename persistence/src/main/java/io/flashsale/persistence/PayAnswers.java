@@ -1,7 +1,7 @@
 package io.flashsale.persistence;
 
-import io.flashsale.workflows.CommandOutcome;
-import io.flashsale.workflows.OrderStatus;
+import io.flashsale.domain.CommandOutcome;
+import io.flashsale.domain.OrderStatus;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Timestamp;

@@ -11,6 +11,26 @@ public final class Skus {
     this.db = db;
   }
 
+  /** A SKU's price and per-buyer limit, and the transaction's start, read by a create. */
+  public record Terms(long unitPrice, int perUserLimit, String now) {}
+
+  /**
+   * The SKU's terms, or null for an unknown SKU. {@code now} is the transaction's start: the
+   * created_at and the first transition's time of an order inserted in the same transaction, so the
+   * create's answer carries them without another round trip.
+   */
+  public static Terms terms(java.sql.Connection c, String tenant, String sku) throws java.sql.SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT unit_price, per_user_limit, now() FROM sku WHERE tenant = ? AND sku = ?")) {
+      ps.setString(1, tenant);
+      ps.setString(2, sku);
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) return null;
+        return new Terms(rs.getLong(1), rs.getInt(2), rs.getTimestamp(3).toInstant().toString());
+      }
+    }
+  }
+
   /** What {@link #upsert} did: CREATED / UPDATED, or refused (NEEDS_PRICE_AND_LIMIT, BELOW_HELD) with nothing changed. */
   public record Upsert(String outcome, int total, int remaining, long unitPrice, int perUserLimit, int held) {
     public static final String CREATED = "CREATED";
@@ -32,16 +52,8 @@ public final class Skus {
         if (unitPrice == null || perUserLimit == null) {
           return new Upsert(Upsert.NEEDS_PRICE_AND_LIMIT, 0, 0, 0, 0, 0);
         }
-        try (PreparedStatement ps = c.prepareStatement(
-            "INSERT INTO sku (tenant, sku, total, remaining, unit_price, per_user_limit) VALUES (?, ?, ?, ?, ?, ?)"
-                + " ON CONFLICT (tenant, sku) DO NOTHING")) {
-          ps.setString(1, tenant);
-          ps.setString(2, sku);
-          ps.setInt(3, total);
-          ps.setInt(4, total);
-          ps.setLong(5, unitPrice);
-          ps.setInt(6, perUserLimit);
-          if (ps.executeUpdate() == 1) return new Upsert(Upsert.CREATED, total, total, unitPrice, perUserLimit, 0);
+        if (Inventory.addSku(c, tenant, sku, total, unitPrice, perUserLimit)) {
+          return new Upsert(Upsert.CREATED, total, total, unitPrice, perUserLimit, 0);
         }
         current = locked(c, tenant, sku); // created by a concurrent call a moment ago
       }
@@ -61,16 +73,7 @@ public final class Skus {
       }
       long price = unitPrice == null ? current.unitPrice() : unitPrice;
       int limit = perUserLimit == null ? current.perUserLimit() : perUserLimit;
-      try (PreparedStatement ps = c.prepareStatement("UPDATE sku SET total = ?, remaining = ?, unit_price = ?,"
-          + " per_user_limit = ? WHERE tenant = ? AND sku = ?")) {
-        ps.setInt(1, total);
-        ps.setInt(2, total - held);
-        ps.setLong(3, price);
-        ps.setInt(4, limit);
-        ps.setString(5, tenant);
-        ps.setString(6, sku);
-        ps.executeUpdate();
-      }
+      Inventory.resetSku(c, tenant, sku, total, total - held, price, limit);
       return new Upsert(Upsert.UPDATED, total, total - held, price, limit, held);
     });
   }

@@ -2,13 +2,11 @@ package io.flashsale.persistence;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.flashsale.workflows.OrderWorkflowImpl;
 import java.sql.SQLException;
 import org.junit.jupiter.api.Test;
 
-/** Which database errors are worth a retry, and the pool's wait against the activity timeout. */
+/** Which database errors are worth a retry. */
 class DatabaseErrorsTest {
   @Test
   void dataErrorsAreClasses22And23() {
@@ -23,10 +21,5 @@ class DatabaseErrorsTest {
       Database.DatabaseException e = Database.classify(new SQLException("x", state));
       assertFalse(e instanceof Database.DataError, String.valueOf(state));
     }
-  }
-
-  @Test
-  void aPoolWaitEndsBeforeTheActivityTimesOut() {
-    assertTrue(Database.DEFAULT_CONNECTION_TIMEOUT.compareTo(OrderWorkflowImpl.DB_ACTIVITY_TIMEOUT) < 0);
   }
 }

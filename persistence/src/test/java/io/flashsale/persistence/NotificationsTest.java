@@ -3,12 +3,12 @@ package io.flashsale.persistence;
 import static io.flashsale.persistence.TestOrders.TENANT;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.flashsale.domain.Effect;
+import io.flashsale.domain.OrderStatus;
 import io.flashsale.persistence.Notifications.Arrival;
-import io.flashsale.workflows.Effect;
-import io.flashsale.workflows.OrderStatus;
 import java.sql.PreparedStatement;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;

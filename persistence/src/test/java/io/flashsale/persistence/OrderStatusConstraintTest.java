@@ -3,7 +3,7 @@ package io.flashsale.persistence;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.flashsale.workflows.OrderStatus;
+import io.flashsale.domain.OrderStatus;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.util.Arrays;

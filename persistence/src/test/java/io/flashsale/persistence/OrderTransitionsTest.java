@@ -1,21 +1,21 @@
 package io.flashsale.persistence;
 
+import static io.flashsale.domain.OrderStatus.CANCELLED;
+import static io.flashsale.domain.OrderStatus.CREATED;
+import static io.flashsale.domain.OrderStatus.PAID;
+import static io.flashsale.domain.OrderStatus.PAYING;
+import static io.flashsale.domain.OrderStatus.UNKNOWN;
 import static io.flashsale.persistence.TestOrders.CREATE_CAUSE;
 import static io.flashsale.persistence.TestOrders.TENANT;
-import static io.flashsale.workflows.OrderStatus.CANCELLED;
-import static io.flashsale.workflows.OrderStatus.CREATED;
-import static io.flashsale.workflows.OrderStatus.PAID;
-import static io.flashsale.workflows.OrderStatus.PAYING;
-import static io.flashsale.workflows.OrderStatus.UNKNOWN;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertSame;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.flashsale.workflows.OrderStatus;
-import io.flashsale.workflows.Step;
-import io.flashsale.workflows.Transition;
+import io.flashsale.domain.OrderStatus;
+import io.flashsale.domain.Step;
+import io.flashsale.domain.Transition;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -7,9 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.flashsale.domain.CommandOutcome;
+import io.flashsale.domain.OrderStatus;
 import io.flashsale.persistence.PayAnswers.Answer;
-import io.flashsale.workflows.CommandOutcome;
-import io.flashsale.workflows.OrderStatus;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;

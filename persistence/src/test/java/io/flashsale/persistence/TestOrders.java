@@ -1,6 +1,6 @@
 package io.flashsale.persistence;
 
-import io.flashsale.workflows.OrderStatus;
+import io.flashsale.domain.OrderStatus;
 
 /** Orders as the create writes them: the row at CREATED v1 and its first transition. */
 final class TestOrders {

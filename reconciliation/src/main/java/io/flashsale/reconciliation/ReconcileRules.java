@@ -1,6 +1,6 @@
 package io.flashsale.reconciliation;
 
-import io.flashsale.workflows.OrderStatus;
+import io.flashsale.domain.OrderStatus;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

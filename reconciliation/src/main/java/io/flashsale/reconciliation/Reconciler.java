@@ -1,17 +1,17 @@
 package io.flashsale.reconciliation;
 
-import io.flashsale.fulfillment.Shipments;
+import com.fasterxml.jackson.databind.JsonNode;
+import io.flashsale.domain.OrderStatus;
+import io.flashsale.domain.Shipments;
 import io.flashsale.paymentchannel.PaymentChannel;
 import io.flashsale.paymentchannel.StatementRow;
 import io.flashsale.persistence.Database;
-
-import com.fasterxml.jackson.databind.JsonNode;
+import io.flashsale.persistence.Inventory;
+import io.flashsale.persistence.Notifications;
+import io.flashsale.persistence.OrderQueries;
 import io.flashsale.reconciliation.ReconcileRules.LedgerEntry;
 import io.flashsale.reconciliation.ReconcileRules.OrderLine;
-import io.flashsale.workflows.OrderStatus;
 import java.io.IOException;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -56,6 +56,7 @@ public final class Reconciler {
   }
 
   private final Database db;
+  private final OrderQueries orderQueries;
   private final PaymentChannel channel;
   /** The fulfillment consumer's shipments; null when no consumer is reachable (not checked). */
   private final Shipments shipments;
@@ -66,6 +67,7 @@ public final class Reconciler {
 
   public Reconciler(Database db, PaymentChannel channel, Shipments shipments) {
     this.db = db;
+    this.orderQueries = new OrderQueries(db);
     this.channel = channel;
     this.shipments = shipments;
   }
@@ -78,7 +80,7 @@ public final class Reconciler {
     // judged order's ledger rows are already there when the ledger is read after it.
     Snapshot snap = db.inTx(c -> {
       c.setTransactionIsolation(java.sql.Connection.TRANSACTION_REPEATABLE_READ);
-      return new Snapshot(loadOrders(c), countConfirmed(c), drift(c), operatorSettled(c));
+      return new Snapshot(loadOrders(c), Inventory.countConfirmed(c), Inventory.drift(c), Notifications.operatorSettled(c));
     });
     if (workflows != null) workflows.begin();
     Map<String, LedgerEntry> ledger = new HashMap<>();
@@ -122,7 +124,7 @@ public final class Reconciler {
     int confirmed = snap.confirmed();
     long drift = snap.drift();
     ReconcileRules.Totals totals = new ReconcileRules.Totals(paid, paidSum, pending, paidWithoutEvent, confirmed, drift);
-    for (ReconcileRules.GlobalFinding f : ReconcileRules.global(ledger, known::contains, this::orderExists, totals)) {
+    for (ReconcileRules.GlobalFinding f : ReconcileRules.global(ledger, known::contains, orderQueries::exists, totals)) {
       mismatches.add(f.line());
     }
     if (shipped == null) {
@@ -151,76 +153,17 @@ public final class Reconciler {
   private List<String> workflowFindings(WorkflowCheck workflows, OrderLine o) {
     List<String> found = workflows.check(o.orderId(), o.workflowId(), o.status(), o.version());
     if (found.isEmpty()) return found;
-    String[] now = db.read(c -> {
-      try (PreparedStatement ps = c.prepareStatement("SELECT status, version FROM orders WHERE order_id = ?")) {
-        ps.setString(1, o.orderId());
-        try (ResultSet rs = ps.executeQuery()) {
-          return rs.next() ? new String[] {rs.getString(1), rs.getString(2)} : null;
-        }
-      }
-    });
-    if (now == null || (now[0].equals(o.status()) && Integer.parseInt(now[1]) == o.version())) return found;
-    return workflows.check(o.orderId(), o.workflowId(), now[0], Integer.parseInt(now[1]));
-  }
-
-  private boolean orderExists(String orderId) {
-    return db.read(c -> {
-      try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM orders WHERE order_id = ?")) {
-        ps.setString(1, orderId);
-        try (ResultSet rs = ps.executeQuery()) {
-          return rs.next();
-        }
-      }
-    });
+    OrderQueries.StatusAndVersion now = orderQueries.statusAndVersion(o.orderId());
+    if (now == null || (now.status().equals(o.status()) && now.version() == o.version())) return found;
+    return workflows.check(o.orderId(), o.workflowId(), now.status(), now.version());
   }
 
   private static List<OrderLine> loadOrders(java.sql.Connection c) throws java.sql.SQLException {
     List<OrderLine> out = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(
-        "SELECT o.order_id, o.status, o.amount, r.status, o.workflow_id, o.version,"
-            + " EXISTS (SELECT 1 FROM outbox e WHERE e.order_id = o.order_id AND e.event_type = 'ORDER_PAID')"
-            + " FROM orders o LEFT JOIN reservation r ON r.reservation_key = o.reservation_key ORDER BY o.order_id");
-        ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) {
-        out.add(new OrderLine(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getString(4), rs.getString(5),
-            rs.getInt(6), rs.getBoolean(7)));
-      }
+    for (OrderQueries.ReconcileLine l : OrderQueries.reconcileLines(c)) {
+      out.add(new OrderLine(l.orderId(), l.status(), l.amount(), l.reservationStatus(), l.workflowId(), l.version(),
+          l.paidEventWritten()));
     }
     return out;
-  }
-
-  /**
-   * Orders a {@code paymentNotification} signal (source {@code signal}, no callback signature)
-   * moved to paid, or to a refund of a payment made after the order ended: "ord-0001 by ops-1 PAID".
-   */
-  private static List<String> operatorSettled(java.sql.Connection c) throws java.sql.SQLException {
-    List<String> out = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(
-        "SELECT merchant_order, notify_id, effect FROM payment_notification WHERE source = 'signal'"
-            + " AND effect IN ('PAID', 'PAID_REHELD', 'REFUNDING_ANOMALY') ORDER BY merchant_order, id");
-        ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) out.add(rs.getString(1) + " by " + rs.getString(2) + " " + rs.getString(3));
-    }
-    return out;
-  }
-
-  private static int countConfirmed(java.sql.Connection c) throws java.sql.SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM reservation WHERE status = 'CONFIRMED'");
-        ResultSet rs = ps.executeQuery()) {
-      rs.next();
-      return rs.getInt(1);
-    }
-  }
-
-  /** Σ over SKUs of total − (remaining + held + confirmed); 0 when no unit was lost or made up. */
-  private static long drift(java.sql.Connection c) throws java.sql.SQLException {
-    try (PreparedStatement ps = c.prepareStatement(
-        "SELECT coalesce(sum(abs(s.total - s.remaining - coalesce(r.used, 0))), 0) FROM sku s LEFT JOIN"
-            + " (SELECT tenant, sku, sum(quantity) AS used FROM reservation WHERE status IN ('HELD', 'CONFIRMED')"
-            + "  GROUP BY tenant, sku) r ON r.tenant = s.tenant AND r.sku = s.sku");
-        ResultSet rs = ps.executeQuery()) {
-      rs.next();
-      return rs.getLong(1);
-    }
   }
 }

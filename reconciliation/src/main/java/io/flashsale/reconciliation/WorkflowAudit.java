@@ -1,7 +1,7 @@
 package io.flashsale.reconciliation;
 
-import io.flashsale.workflows.OrderState;
-import io.flashsale.workflows.OrderStatus;
+import io.flashsale.domain.OrderState;
+import io.flashsale.domain.OrderStatus;
 import io.flashsale.workflows.OrderWorkflow;
 import io.temporal.api.enums.v1.WorkflowExecutionStatus;
 import io.temporal.api.workflowservice.v1.ListWorkflowExecutionsRequest;

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.flashsale.domain.OrderStatus;
 import io.flashsale.reconciliation.ReconcileRules.Flag;
 import io.flashsale.reconciliation.ReconcileRules.FulfillmentFinding;
 import io.flashsale.reconciliation.ReconcileRules.FulfillmentFlag;
@@ -13,7 +14,6 @@ import io.flashsale.reconciliation.ReconcileRules.LedgerEntry;
 import io.flashsale.reconciliation.ReconcileRules.OrderLine;
 import io.flashsale.reconciliation.ReconcileRules.Totals;
 import io.flashsale.reconciliation.ReconcileRules.Verdict;
-import io.flashsale.workflows.OrderStatus;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.List;

@@ -1,8 +1,8 @@
 package io.flashsale.tools;
 
-import static io.flashsale.workflows.OrderStatus.CREATED;
-import static io.flashsale.workflows.OrderStatus.PAID;
-import static io.flashsale.workflows.OrderStatus.PAYING;
+import static io.flashsale.domain.OrderStatus.CREATED;
+import static io.flashsale.domain.OrderStatus.PAID;
+import static io.flashsale.domain.OrderStatus.PAYING;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;

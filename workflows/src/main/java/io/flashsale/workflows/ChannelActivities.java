@@ -1,5 +1,6 @@
 package io.flashsale.workflows;
 
+import io.flashsale.domain.ChannelAnswer;
 import io.temporal.activity.ActivityInterface;
 
 /** Calls to the payment channel. A missing answer is a value (UNKNOWN), never an exception. */

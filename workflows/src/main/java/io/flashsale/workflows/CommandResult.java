@@ -1,5 +1,7 @@
 package io.flashsale.workflows;
 
+import io.flashsale.domain.CommandOutcome;
+import io.flashsale.domain.OrderStatus;
 import io.temporal.failure.ApplicationFailure;
 
 /**

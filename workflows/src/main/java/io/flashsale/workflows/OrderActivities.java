@@ -1,5 +1,11 @@
 package io.flashsale.workflows;
 
+import io.flashsale.domain.ChannelAnswer;
+import io.flashsale.domain.CreateOrder;
+import io.flashsale.domain.CreateResult;
+import io.flashsale.domain.Notice;
+import io.flashsale.domain.OrderView;
+import io.flashsale.domain.Step;
 import io.temporal.activity.ActivityInterface;
 
 /** Database side of an order. Every method is idempotent: Temporal may run it more than once. */

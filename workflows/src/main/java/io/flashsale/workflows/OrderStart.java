@@ -1,5 +1,6 @@
 package io.flashsale.workflows;
 
+import io.flashsale.domain.Notice;
 import java.util.List;
 
 /**

@@ -1,5 +1,9 @@
 package io.flashsale.workflows;
 
+import io.flashsale.domain.CreateOrder;
+import io.flashsale.domain.CreateResult;
+import io.flashsale.domain.Notice;
+import io.flashsale.domain.OrderState;
 import io.temporal.workflow.QueryMethod;
 import io.temporal.workflow.SignalMethod;
 import io.temporal.workflow.UpdateMethod;

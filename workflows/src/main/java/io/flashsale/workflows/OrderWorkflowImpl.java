@@ -1,7 +1,17 @@
 package io.flashsale.workflows;
 
+import io.flashsale.domain.ChannelAnswer;
+import io.flashsale.domain.CommandOutcome;
+import io.flashsale.domain.CreateOrder;
+import io.flashsale.domain.CreateOutcome;
+import io.flashsale.domain.CreateResult;
+import io.flashsale.domain.Notice;
+import io.flashsale.domain.OrderState;
+import io.flashsale.domain.OrderStatus;
+import io.flashsale.domain.OrderView;
+import io.flashsale.domain.Step;
+import io.flashsale.domain.Transition;
 import io.flashsale.paymentchannel.ChannelResult;
-
 import io.temporal.activity.ActivityOptions;
 import io.temporal.activity.LocalActivityOptions;
 import io.temporal.api.enums.v1.RetryState;

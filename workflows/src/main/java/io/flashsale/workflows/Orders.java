@@ -1,5 +1,8 @@
 package io.flashsale.workflows;
 
+import io.flashsale.domain.CreateOrder;
+import io.flashsale.domain.CreateResult;
+import io.flashsale.domain.Notice;
 import io.temporal.api.enums.v1.WorkflowIdConflictPolicy;
 import io.temporal.api.enums.v1.WorkflowIdReusePolicy;
 import io.temporal.client.BatchRequest;

@@ -1,7 +1,16 @@
 package io.flashsale.workflows;
 
+import io.flashsale.domain.ChannelAnswer;
+import io.flashsale.domain.CommandOutcome;
+import io.flashsale.domain.CreateOrder;
+import io.flashsale.domain.CreateOutcome;
+import io.flashsale.domain.CreateResult;
+import io.flashsale.domain.Notice;
+import io.flashsale.domain.OrderStatus;
+import io.flashsale.domain.OrderView;
+import io.flashsale.domain.Step;
+import io.flashsale.domain.Transition;
 import io.flashsale.paymentchannel.ChannelResult;
-
 import io.temporal.activity.Activity;
 import io.temporal.failure.ApplicationFailure;
 import java.util.ArrayList;

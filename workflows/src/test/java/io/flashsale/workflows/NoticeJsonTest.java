@@ -5,8 +5,9 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.temporal.common.converter.DefaultDataConverter;
+import io.flashsale.domain.Notice;
 import io.temporal.api.common.v1.Payload;
+import io.temporal.common.converter.DefaultDataConverter;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 

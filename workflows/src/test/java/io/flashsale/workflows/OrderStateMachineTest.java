@@ -1,13 +1,13 @@
 package io.flashsale.workflows;
 
-import static io.flashsale.workflows.OrderStatus.CANCELLED;
-import static io.flashsale.workflows.OrderStatus.CREATED;
-import static io.flashsale.workflows.OrderStatus.FAILED;
-import static io.flashsale.workflows.OrderStatus.PAID;
-import static io.flashsale.workflows.OrderStatus.PAYING;
-import static io.flashsale.workflows.OrderStatus.REFUNDED;
-import static io.flashsale.workflows.OrderStatus.REFUNDING;
-import static io.flashsale.workflows.OrderStatus.UNKNOWN;
+import static io.flashsale.domain.OrderStatus.CANCELLED;
+import static io.flashsale.domain.OrderStatus.CREATED;
+import static io.flashsale.domain.OrderStatus.FAILED;
+import static io.flashsale.domain.OrderStatus.PAID;
+import static io.flashsale.domain.OrderStatus.PAYING;
+import static io.flashsale.domain.OrderStatus.REFUNDED;
+import static io.flashsale.domain.OrderStatus.REFUNDING;
+import static io.flashsale.domain.OrderStatus.UNKNOWN;
 import static io.flashsale.workflows.OrderTestHarness.WF;
 import static io.flashsale.workflows.OrderTestHarness.waitFor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
@@ -15,6 +15,11 @@ import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.flashsale.domain.CommandOutcome;
+import io.flashsale.domain.Notice;
+import io.flashsale.domain.OrderStatus;
+import io.flashsale.domain.OrderView;
+import io.flashsale.domain.Transition;
 import io.flashsale.paymentchannel.ChannelResult;
 import io.temporal.api.enums.v1.EventType;
 import io.temporal.api.enums.v1.WorkflowExecutionStatus;

@@ -2,6 +2,9 @@ package io.flashsale.workflows;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.flashsale.domain.CreateOrder;
+import io.flashsale.domain.CreateOutcome;
+import io.flashsale.domain.CreateResult;
 import io.temporal.api.common.v1.WorkflowExecution;
 import io.temporal.api.enums.v1.EventType;
 import io.temporal.api.enums.v1.IndexedValueType;

@@ -1,7 +1,5 @@
 package io.flashsale.workflows;
 
-import io.flashsale.paymentchannel.ChannelResult;
-
 import static io.flashsale.workflows.OrderTestHarness.waitFor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertInstanceOf;
@@ -10,6 +8,13 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.flashsale.domain.CommandOutcome;
+import io.flashsale.domain.CreateOrder;
+import io.flashsale.domain.CreateOutcome;
+import io.flashsale.domain.CreateResult;
+import io.flashsale.domain.Notice;
+import io.flashsale.domain.OrderStatus;
+import io.flashsale.paymentchannel.ChannelResult;
 import io.temporal.api.enums.v1.EventType;
 import io.temporal.api.enums.v1.WorkflowExecutionStatus;
 import io.temporal.api.history.v1.HistoryEvent;

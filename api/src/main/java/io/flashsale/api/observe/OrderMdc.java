@@ -37,7 +37,7 @@ import org.slf4j.MDC;
  * OrderId search attribute it sets.
  */
 public final class OrderMdc {
-  public static final String KEY = io.flashsale.workflows.LogKeys.ORDER_ID;
+  public static final String KEY = io.flashsale.domain.LogKeys.ORDER_ID;
   private static final Pattern ORDER_ID = Pattern.compile("ord-\\d{1,18}");
   private static final String SEARCH_ATTRIBUTE = "OrderId";
 

@@ -2,8 +2,8 @@ package io.flashsale.api.representations;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
-import io.flashsale.workflows.CommandOutcome;
-import io.flashsale.workflows.OrderStatus;
+import io.flashsale.domain.CommandOutcome;
+import io.flashsale.domain.OrderStatus;
 
 /** The answer to pay or cancel: the order's status and version after it; an outcome when it did not run as asked. */
 public record CommandAnswer(@JsonInclude(JsonInclude.Include.NON_NULL) CommandOutcome outcome,

@@ -2,9 +2,9 @@ package io.flashsale.api.representations;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import io.flashsale.domain.CreateOutcome;
+import io.flashsale.domain.OrderStatus;
 import io.flashsale.persistence.OrderQueries.OrderDetails;
-import io.flashsale.workflows.CreateOutcome;
-import io.flashsale.workflows.OrderStatus;
 import java.util.List;
 
 /**

@@ -1,8 +1,8 @@
 package io.flashsale.api.representations;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
+import io.flashsale.domain.OrderStatus;
 import io.flashsale.persistence.OrderQueries.OrderDetails;
-import io.flashsale.workflows.OrderStatus;
 
 /** One order in a list. */
 public record OrderSummary(@JsonProperty("order_id") String orderId, OrderStatus status, int version, String sku,

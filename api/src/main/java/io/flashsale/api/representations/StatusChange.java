@@ -2,8 +2,8 @@ package io.flashsale.api.representations;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import io.flashsale.domain.OrderStatus;
 import io.flashsale.persistence.OrderQueries.TimelineEntry;
-import io.flashsale.workflows.OrderStatus;
 
 /**
  * One transition of an order: in its timeline, and as the data of an event-stream message, which

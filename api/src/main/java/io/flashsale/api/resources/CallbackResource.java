@@ -1,18 +1,17 @@
 package io.flashsale.api.resources;
 
-import io.flashsale.api.representations.CallbackAck;
-
 import com.codahale.metrics.Counter;
 import com.fasterxml.jackson.databind.JsonNode;
-import io.flashsale.persistence.Notifications;
-import io.flashsale.persistence.OrderQueries;
-import io.flashsale.persistence.OrderQueries.OrderDetails;
 import io.flashsale.api.core.ApiError;
 import io.flashsale.api.core.Bodies;
 import io.flashsale.api.core.StrictJson;
-import io.flashsale.workflows.Orders;
+import io.flashsale.api.representations.CallbackAck;
+import io.flashsale.domain.Notice;
 import io.flashsale.paymentchannel.CallbackSignatures;
-import io.flashsale.workflows.Notice;
+import io.flashsale.persistence.Notifications;
+import io.flashsale.persistence.OrderQueries.OrderDetails;
+import io.flashsale.persistence.OrderQueries;
+import io.flashsale.workflows.Orders;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.HeaderParam;
 import jakarta.ws.rs.POST;

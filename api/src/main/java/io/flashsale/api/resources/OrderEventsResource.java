@@ -4,12 +4,12 @@ import io.flashsale.api.representations.StatusChange;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.dropwizard.auth.Auth;
-import io.flashsale.persistence.OrderQueries;
-import io.flashsale.persistence.OrderQueries.OrderDetails;
-import io.flashsale.persistence.OrderQueries.TimelineEntry;
 import io.flashsale.api.auth.Caller;
 import io.flashsale.api.auth.TokenAuthenticator;
 import io.flashsale.api.core.ApiError;
+import io.flashsale.persistence.OrderQueries.OrderDetails;
+import io.flashsale.persistence.OrderQueries.TimelineEntry;
+import io.flashsale.persistence.OrderQueries;
 import jakarta.ws.rs.GET;
 import jakarta.ws.rs.HeaderParam;
 import jakarta.ws.rs.Path;

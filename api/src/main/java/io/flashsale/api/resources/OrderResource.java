@@ -1,40 +1,39 @@
 package io.flashsale.api.resources;
 
+import com.codahale.metrics.Counter;
+import com.fasterxml.jackson.databind.JsonNode;
+import io.dropwizard.auth.Auth;
+import io.flashsale.api.auth.Caller;
+import io.flashsale.api.core.ApiError;
+import io.flashsale.api.core.Bodies;
 import io.flashsale.api.representations.CommandAnswer;
 import io.flashsale.api.representations.OrderBody;
 import io.flashsale.api.representations.OrderPage;
 import io.flashsale.api.representations.OrderSummary;
 import io.flashsale.api.representations.OutcomeBody;
-
-import io.flashsale.workflows.CommandOutcome;
-import io.flashsale.workflows.CreateOutcome;
-import com.fasterxml.jackson.databind.JsonNode;
-import io.dropwizard.auth.Auth;
-import io.flashsale.persistence.OrderQueries;
+import io.flashsale.domain.CommandOutcome;
+import io.flashsale.domain.CreateOrder;
+import io.flashsale.domain.CreateOutcome;
+import io.flashsale.domain.CreateResult;
 import io.flashsale.persistence.OrderQueries.KeyedOrder;
 import io.flashsale.persistence.OrderQueries.OrderDetails;
+import io.flashsale.persistence.OrderQueries;
 import io.flashsale.persistence.PayAnswers;
 import io.flashsale.persistence.PrincipalView;
 import io.flashsale.persistence.Skus;
 import io.flashsale.persistence.StockView;
-import com.codahale.metrics.Counter;
-import io.flashsale.api.auth.Caller;
-import io.flashsale.api.core.ApiError;
-import io.flashsale.api.core.Bodies;
-import io.flashsale.workflows.Orders;
 import io.flashsale.workflows.CommandResult;
-import io.flashsale.workflows.CreateOrder;
-import io.flashsale.workflows.CreateResult;
+import io.flashsale.workflows.Orders;
 import io.temporal.client.WorkflowNotFoundException;
 import io.temporal.client.WorkflowServiceException;
 import io.temporal.client.WorkflowUpdateException;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.GET;
+import jakarta.ws.rs.HeaderParam;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
 import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
-import jakarta.ws.rs.HeaderParam;
 import jakarta.ws.rs.QueryParam;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
@@ -233,12 +232,12 @@ public class OrderResource {
    * fields {@link #createdAnswer} reads back for a replay (C29-01 and CAP-02 compare the bytes).
    */
   static OrderDetails asCreated(CreateOrder request, CreateResult r) {
-    io.flashsale.workflows.OrderView o = r.order();
+    io.flashsale.domain.OrderView o = r.order();
     return new OrderDetails(o.orderId(), o.tenant(), o.subject(), request.requestKey(),
-        io.flashsale.workflows.OrderStatus.CREATED, 1, o.sku(), o.quantity(), o.amount(), request.note(),
+        io.flashsale.domain.OrderStatus.CREATED, 1, o.sku(), o.quantity(), o.amount(), request.note(),
         o.reservationKey(), "HELD", io.flashsale.workflows.WorkflowIds.forScope(request.tenant(), request.subject(),
         request.requestKey()), r.createdAt(),
-        List.of(new io.flashsale.persistence.OrderQueries.TimelineEntry(null, io.flashsale.workflows.OrderStatus.CREATED, 1,
+        List.of(new io.flashsale.persistence.OrderQueries.TimelineEntry(null, io.flashsale.domain.OrderStatus.CREATED, 1,
             "create", r.createdAt())));
   }
 
@@ -249,7 +248,7 @@ public class OrderResource {
    */
   static OrderBody createdAnswer(CreateOutcome outcome, OrderDetails o) {
     OrderDetails asCreated = new OrderDetails(o.orderId(), o.tenant(), o.subject(), o.requestKey(),
-        io.flashsale.workflows.OrderStatus.CREATED, 1, o.sku(), o.quantity(), o.amount(), o.note(),
+        io.flashsale.domain.OrderStatus.CREATED, 1, o.sku(), o.quantity(), o.amount(), o.note(),
         io.flashsale.persistence.Inventory.firstReservationKey(o.orderId()), "HELD", o.workflowId(),
         o.createdAt(), o.timeline().stream().filter(t -> t.version() == 1).toList());
     return OrderBody.of(outcome, asCreated);
@@ -455,7 +454,7 @@ public class OrderResource {
         throw engineUnavailable("the order workflow did not answer; retry");
       }
       // final order whose workflow completed after its late-notice window: answer from the row
-      boolean replayCancel = closedCancel && now.status() == io.flashsale.workflows.OrderStatus.CANCELLED;
+      boolean replayCancel = closedCancel && now.status() == io.flashsale.domain.OrderStatus.CANCELLED;
       return new Answered(replayCancel ? 200 : 409, new CommandAnswer(
           replayCancel ? CommandOutcome.REPLAY_CANCEL : CommandOutcome.REJECTED, o.orderId(), now.status(), now.version()),
           false);

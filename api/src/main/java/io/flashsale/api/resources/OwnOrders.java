@@ -2,8 +2,8 @@ package io.flashsale.api.resources;
 
 import io.flashsale.api.auth.Caller;
 import io.flashsale.api.core.ApiError;
-import io.flashsale.persistence.OrderQueries;
 import io.flashsale.persistence.OrderQueries.OrderDetails;
+import io.flashsale.persistence.OrderQueries;
 import java.util.regex.Pattern;
 
 /** Who may see an order: its own subject in its own tenant. One rule for every resource that names an order. */

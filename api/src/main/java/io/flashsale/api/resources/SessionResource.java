@@ -3,9 +3,9 @@ package io.flashsale.api.resources;
 import io.flashsale.api.representations.SessionBody;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.flashsale.persistence.Principals;
 import io.flashsale.api.auth.TokenService;
 import io.flashsale.api.core.ApiError;
+import io.flashsale.persistence.Principals;
 import jakarta.ws.rs.Consumes;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;

@@ -1,8 +1,8 @@
 package io.flashsale.api.tasks;
 
-import io.flashsale.persistence.Skus;
 import io.flashsale.api.auth.TokenService;
 import io.flashsale.api.resources.OrderResource;
+import io.flashsale.persistence.Skus;
 import java.io.PrintWriter;
 import java.util.Set;
 

@@ -4,8 +4,8 @@ import io.dropwizard.auth.AuthDynamicFeature;
 import io.dropwizard.auth.AuthValueFactoryProvider;
 import io.dropwizard.core.setup.Environment;
 import io.flashsale.api.core.BodyLimit;
-import io.flashsale.api.core.ExactHeaders;
 import io.flashsale.api.core.ErrorMappers;
+import io.flashsale.api.core.ExactHeaders;
 
 /**
  * The exact header cache, the token filter, the body limit and the error mappers as the service

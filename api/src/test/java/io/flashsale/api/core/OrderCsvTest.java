@@ -1,9 +1,8 @@
 package io.flashsale.api.core;
 
-import io.flashsale.workflows.OrderStatus;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
+import io.flashsale.domain.OrderStatus;
 import io.flashsale.persistence.OrderQueries.OrderDetails;
 import java.io.StringWriter;
 import java.util.List;

@@ -3,8 +3,8 @@ package io.flashsale.api.resources;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
-import io.flashsale.problem.Problem;
 import io.flashsale.paymentchannel.CallbackSignatures;
+import io.flashsale.problem.Problem;
 import jakarta.ws.rs.WebApplicationException;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;

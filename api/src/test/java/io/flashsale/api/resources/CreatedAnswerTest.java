@@ -1,10 +1,9 @@
 package io.flashsale.api.resources;
 
-import io.flashsale.workflows.OrderStatus;
-
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.flashsale.api.representations.OrderBody;
+import io.flashsale.domain.OrderStatus;
 import io.flashsale.persistence.OrderQueries.OrderDetails;
 import io.flashsale.persistence.OrderQueries.TimelineEntry;
 import java.util.List;
@@ -24,12 +23,12 @@ class CreatedAnswerTest {
     List<TimelineEntry> later = List.of(created,
         new TimelineEntry(OrderStatus.CREATED, OrderStatus.PAYING, 2, "pay", "2026-11-30T12:00:01Z"),
         new TimelineEntry(OrderStatus.PAYING, OrderStatus.PAID, 3, "charge reply", "2026-11-30T12:00:02Z"));
-    OrderBody first = OrderResource.createdAnswer(io.flashsale.workflows.CreateOutcome.CREATED, order("CREATED", 1, "ord-0007/r1", "HELD", List.of(created)));
-    OrderBody retry = OrderResource.createdAnswer(io.flashsale.workflows.CreateOutcome.REPLAY, order("PAID", 3, "ord-0007/r2", "CONFIRMED", later));
+    OrderBody first = OrderResource.createdAnswer(io.flashsale.domain.CreateOutcome.CREATED, order("CREATED", 1, "ord-0007/r1", "HELD", List.of(created)));
+    OrderBody retry = OrderResource.createdAnswer(io.flashsale.domain.CreateOutcome.REPLAY, order("PAID", 3, "ord-0007/r2", "CONFIRMED", later));
     // the same order fields; only the outcome tells the replay from the first answer
-    assertEquals(first, OrderResource.createdAnswer(io.flashsale.workflows.CreateOutcome.CREATED,
+    assertEquals(first, OrderResource.createdAnswer(io.flashsale.domain.CreateOutcome.CREATED,
         order("PAID", 3, "ord-0007/r2", "CONFIRMED", later)));
-    assertEquals(io.flashsale.workflows.CreateOutcome.REPLAY, retry.outcome());
+    assertEquals(io.flashsale.domain.CreateOutcome.REPLAY, retry.outcome());
     assertEquals(OrderStatus.CREATED, retry.status());
     assertEquals(1, retry.version());
     assertEquals(new OrderBody.Reservation("ord-0007/r1", "HELD"), retry.reservation());

@@ -1,8 +1,8 @@
 package io.flashsale.api.resources;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.mockito.ArgumentMatchers.any;
 import static org.mockito.ArgumentMatchers.anyString;
@@ -32,18 +32,18 @@ import io.flashsale.api.core.BodyLimit;
 import io.flashsale.api.core.ErrorMappers;
 import io.flashsale.api.core.OrderCsv;
 import io.flashsale.api.observe.OrderMdc;
-import io.flashsale.persistence.OrderQueries;
+import io.flashsale.domain.CommandOutcome;
+import io.flashsale.domain.CreateOrder;
+import io.flashsale.domain.CreateOutcome;
+import io.flashsale.domain.CreateResult;
+import io.flashsale.domain.OrderStatus;
+import io.flashsale.domain.OrderView;
 import io.flashsale.persistence.OrderQueries.OrderDetails;
 import io.flashsale.persistence.OrderQueries.TimelineEntry;
+import io.flashsale.persistence.OrderQueries;
 import io.flashsale.persistence.Principals;
 import io.flashsale.persistence.Skus;
-import io.flashsale.workflows.CommandOutcome;
 import io.flashsale.workflows.CommandResult;
-import io.flashsale.workflows.CreateOrder;
-import io.flashsale.workflows.CreateOutcome;
-import io.flashsale.workflows.CreateResult;
-import io.flashsale.workflows.OrderStatus;
-import io.flashsale.workflows.OrderView;
 import io.flashsale.workflows.Orders;
 import io.temporal.api.common.v1.WorkflowExecution;
 import io.temporal.client.WorkflowNotFoundException;
@@ -487,7 +487,7 @@ class OrderResourceTest {
     when(SKUS.remaining(TENANT, "sku-1")).thenReturn(5);
     OrderView view = new OrderView(ORDER_ID, TENANT, SUBJECT, "sku-1", 1, 1990, OrderStatus.CREATED, 1, ORDER_ID + "/r1");
     when(ORDERS.create(any())).thenReturn(new CreateResult(CreateOutcome.CREATED, view,
-        List.of(new io.flashsale.workflows.Transition(null, OrderStatus.CREATED, 1, "create")), "2026-11-30T12:00:00Z"));
+        List.of(new io.flashsale.domain.Transition(null, OrderStatus.CREATED, 1, "create")), "2026-11-30T12:00:00Z"));
     Response r = create(Body.valid().json());
     assertEquals(201, r.getStatus());
     JsonNode built = json(r);

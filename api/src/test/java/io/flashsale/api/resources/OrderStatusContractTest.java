@@ -4,8 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.flashsale.workflows.Effect;
-import io.flashsale.workflows.OrderStatus;
+import io.flashsale.domain.Effect;
+import io.flashsale.domain.OrderStatus;
 import java.io.IOException;
 import java.util.Arrays;
 import java.util.Set;

@@ -2,8 +2,8 @@ package io.flashsale.launcher.cli;
 
 import io.dropwizard.core.cli.Command;
 import io.dropwizard.core.setup.Bootstrap;
-import io.flashsale.persistence.Database;
 import io.flashsale.outbox.OutboxRelay;
+import io.flashsale.persistence.Database;
 import net.sourceforge.argparse4j.inf.Namespace;
 import net.sourceforge.argparse4j.inf.Subparser;
 

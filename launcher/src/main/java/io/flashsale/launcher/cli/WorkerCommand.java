@@ -2,12 +2,12 @@ package io.flashsale.launcher.cli;
 
 import io.dropwizard.core.cli.ConfiguredCommand;
 import io.dropwizard.core.setup.Bootstrap;
-import io.flashsale.paymentchannel.PaymentChannel;
-import io.flashsale.persistence.Database;
 import io.flashsale.launcher.FlashsaleConfiguration;
 import io.flashsale.launcher.GracefulExit;
 import io.flashsale.launcher.TemporalRuntime;
 import io.flashsale.launcher.observe.SdkMetrics;
+import io.flashsale.paymentchannel.PaymentChannel;
+import io.flashsale.persistence.Database;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import net.sourceforge.argparse4j.inf.Namespace;

@@ -1,8 +1,8 @@
 package io.flashsale.launcher.embedded;
 
+import io.flashsale.channel.ChannelStub;
 import io.flashsale.launcher.FlashsaleConfiguration;
 import io.flashsale.launcher.TemporalEngine;
-import io.flashsale.channel.ChannelStub;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;

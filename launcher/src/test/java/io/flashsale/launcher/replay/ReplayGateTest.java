@@ -1,27 +1,26 @@
 package io.flashsale.launcher.replay;
 
-import io.flashsale.paymentchannel.ChannelResult;
-
-import io.flashsale.workflows.CreateOutcome;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import io.flashsale.domain.ChannelAnswer;
+import io.flashsale.domain.CreateOrder;
+import io.flashsale.domain.CreateOutcome;
+import io.flashsale.domain.CreateResult;
+import io.flashsale.domain.OrderStatus;
+import io.flashsale.domain.OrderView;
+import io.flashsale.domain.Step;
 import io.flashsale.launcher.cli.ReplayCommand;
+import io.flashsale.paymentchannel.ChannelResult;
 import io.flashsale.workflows.ChannelActivities;
-import io.flashsale.workflows.ChannelAnswer;
-import io.flashsale.workflows.CreateOrder;
-import io.flashsale.workflows.CreateResult;
 import io.flashsale.workflows.OrderActivities;
 import io.flashsale.workflows.OrderSettings;
 import io.flashsale.workflows.OrderStart;
-import io.flashsale.workflows.OrderStatus;
-import io.flashsale.workflows.OrderView;
 import io.flashsale.workflows.OrderWorkflow;
 import io.flashsale.workflows.OrderWorkflowImpl;
-import io.flashsale.workflows.Step;
 import io.flashsale.workflows.WorkflowIds;
 import io.temporal.api.enums.v1.EventType;
 import io.temporal.api.enums.v1.IndexedValueType;

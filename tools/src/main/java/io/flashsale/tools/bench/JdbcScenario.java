@@ -1,8 +1,8 @@
 package io.flashsale.tools.bench;
 
 import io.flashsale.activities.OrderActivitiesImpl;
+import io.flashsale.domain.CreateOrder;
 import io.flashsale.persistence.Database;
-import io.flashsale.workflows.CreateOrder;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;

@@ -1,4 +1,4 @@
-package io.flashsale.workflows;
+package io.flashsale.domain;
 
 /** An order row as the workflow sees it after an activity. */
 public record OrderView(

@@ -1,4 +1,4 @@
-package io.flashsale.workflows;
+package io.flashsale.domain;
 
 import io.flashsale.paymentchannel.ChannelResult;
 

@@ -1,4 +1,4 @@
-package io.flashsale.workflows;
+package io.flashsale.domain;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

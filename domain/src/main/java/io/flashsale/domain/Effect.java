@@ -1,4 +1,4 @@
-package io.flashsale.workflows;
+package io.flashsale.domain;
 
 /**
  * What one activity did to an order, typed. Its {@link #label()} ("PAID", "DUPLICATE PAID",

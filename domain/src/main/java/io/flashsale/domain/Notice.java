@@ -1,4 +1,4 @@
-package io.flashsale.workflows;
+package io.flashsale.domain;
 
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.databind.JsonNode;

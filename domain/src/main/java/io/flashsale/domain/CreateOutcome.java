@@ -1,4 +1,4 @@
-package io.flashsale.workflows;
+package io.flashsale.domain;
 
 /** How a create ended (docs/DESIGN.md §Workflow design). Only CREATED and REPLAY carry an order. */
 public enum CreateOutcome {

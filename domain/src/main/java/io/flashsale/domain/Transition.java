@@ -1,4 +1,4 @@
-package io.flashsale.workflows;
+package io.flashsale.domain;
 
 /** One committed status change (from is null for the create). */
 public record Transition(OrderStatus from, OrderStatus to, int version, String cause) {

@@ -1,10 +1,10 @@
-package io.flashsale.fulfillment;
+package io.flashsale.domain;
 
 import java.util.Map;
 
 /**
  * What the fulfillment service has shipped, as its own tables record it: the port reconciliation
- * reads to check that no order was shipped more than once. {@link FulfillmentConsumer} answers it
+ * reads to check that no order was shipped more than once. The fulfillment consumer answers it
  * through its own pool and schema.
  */
 public interface Shipments {

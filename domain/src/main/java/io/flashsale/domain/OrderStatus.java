@@ -1,4 +1,4 @@
-package io.flashsale.workflows;
+package io.flashsale.domain;
 
 /**
  * The order state machine (docs/DESIGN.md §State machine). Every status states each of its flags

@@ -1,4 +1,4 @@
-package io.flashsale.workflows;
+package io.flashsale.domain;
 
 /** How a pay or cancel was answered when it did not simply run (a pay that ran has no outcome). */
 public enum CommandOutcome {

@@ -1,4 +1,4 @@
-package io.flashsale.workflows;
+package io.flashsale.domain;
 
 /** Names of the logging context (MDC) keys every module writes, so all log lines of an order share one key. */
 public final class LogKeys {

@@ -1,4 +1,4 @@
-package io.flashsale.workflows;
+package io.flashsale.domain;
 
 /** One create request, identity already resolved from the signed token. */
 public record CreateOrder(String tenant, String subject, String requestKey, String sku, int quantity, String note) {
