@@ -1,6 +1,7 @@
 #!/bin/sh
-# collect-classpath.sh LAUNCHER_TARGET OUT
-# Copies the launcher jar and every jar named in LAUNCHER_TARGET/classpath.txt (written by `mvn install`,
+# collect-classpath.sh MODULE_TARGET OUT
+# Copies the module's jar (launcher, or devstack for the demo image) and every jar named in
+# MODULE_TARGET/classpath.txt (written by `mvn install`,
 # absolute paths into the Maven repository and the reactor modules) to OUT/lib, and writes
 # OUT/classpath.txt: the same entries in the same order, pointing at the copies under /app/lib
 # (where the runtime image puts OUT). Fails on a missing jar or two jars with one file name.
@@ -9,9 +10,10 @@ target=$1
 out=$2
 prefix=${APP_LIB:-/app/lib}
 mkdir -p "$out/lib"
-set -- "$target"/launcher-*.jar
+module=$(basename "$(dirname "$target")")
+set -- "$target"/"$module"-*.jar
 if [ "$#" -ne 1 ] || [ ! -f "$1" ]; then
-  echo "collect-classpath: expected one launcher jar in $target, found: $*" >&2
+  echo "collect-classpath: expected one $module jar in $target, found: $*" >&2
   exit 1
 fi
 cp "$1" "$out/lib/"

@@ -2,7 +2,7 @@ package io.flashsale.evidence;
 
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.flashsale.launcher.replay.ReplayGate;
+import io.flashsale.devstack.replay.ReplayGate;
 import io.temporal.api.enums.v1.EventType;
 import io.temporal.api.history.v1.HistoryEvent;
 import io.temporal.common.WorkflowExecutionHistory;

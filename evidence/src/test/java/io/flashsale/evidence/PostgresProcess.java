@@ -85,7 +85,7 @@ final class PostgresProcess {
     // pg_ctl refuses to run as root; zonky starts it in a user namespace (unshare -U) then, so do the same
     if ("root".equals(System.getProperty("user.name"))) cmd.addAll(List.of("unshare", "-U"));
     cmd.addAll(List.of(bin.resolve("pg_ctl").toString(), "-D", dataDir.toString(), "-l", log.toString(),
-        "-w", "-t", String.valueOf(Math.max(1, timeoutMs / 1000)), "-o", io.flashsale.launcher.embedded.SupervisedPostgres.shellWords(options), "start"));
+        "-w", "-t", String.valueOf(Math.max(1, timeoutMs / 1000)), "-o", io.flashsale.devstack.SupervisedPostgres.shellWords(options), "start"));
     Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
         .redirectOutput(dataDir.resolveSibling("pg_ctl-restart.out").toFile()).start();
     if (!p.waitFor(timeoutMs + 5_000, java.util.concurrent.TimeUnit.MILLISECONDS)) {

@@ -1,6 +1,6 @@
 package io.flashsale.evidence;
 
-import io.flashsale.launcher.replay.ReplayGate;
+import io.flashsale.devstack.replay.ReplayGate;
 import io.flashsale.workflows.OrderWorkflowImpl;
 import io.temporal.api.history.v1.HistoryEvent;
 import java.nio.file.Path;

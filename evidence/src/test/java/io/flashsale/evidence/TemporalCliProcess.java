@@ -1,6 +1,6 @@
 package io.flashsale.evidence;
 
-import io.flashsale.launcher.embedded.TemporalCli;
+import io.flashsale.devstack.TemporalCli;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

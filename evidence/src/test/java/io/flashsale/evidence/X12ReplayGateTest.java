@@ -1,8 +1,8 @@
 package io.flashsale.evidence;
 
 import io.flashsale.launcher.cli.HttpJson;
-import io.flashsale.launcher.cli.ReplayCommand;
-import io.flashsale.launcher.replay.ReplayGate;
+import io.flashsale.devstack.replay.ReplayCommand;
+import io.flashsale.devstack.replay.ReplayGate;
 import io.flashsale.workflows.CommandResult;
 import io.flashsale.workflows.OrderWorkflowImpl;
 import io.temporal.workflow.Workflow;

@@ -1,7 +1,8 @@
 package io.flashsale.evidence;
 
+import io.flashsale.devstack.DevServer;
+import io.flashsale.devstack.EmbeddedStack;
 import io.flashsale.launcher.cli.HttpJson;
-import io.flashsale.launcher.embedded.DevServer;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -21,7 +22,7 @@ class X14EngineSupervisionTest {
     stack.sku("sku-x14", 5, 3);
     HttpJson buyer = stack.api.login("t1", "user-1401");
     String before = Buyers.create(buyer, "x14-a", "sku-x14", 1).text("order_id");
-    DevServer dev = stack.wiring.stack().devServer().orElseThrow();
+    DevServer dev = EmbeddedStack.of(stack.wiring.stack()).devServer().orElseThrow();
     long pid = dev.pid();
     ProcessHandle.of(pid).orElseThrow().destroyForcibly();
     ev.note("STAGE dev server pid " + pid + " killed with SIGKILL");

@@ -1,8 +1,9 @@
 package io.flashsale.evidence;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.flashsale.devstack.EmbeddedStack;
+import io.flashsale.devstack.SupervisedPostgres;
 import io.flashsale.launcher.cli.HttpJson;
-import io.flashsale.launcher.embedded.SupervisedPostgres;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -126,7 +127,7 @@ class X26PostgresSupervisionTest {
     List<String> tokens = new ArrayList<>();
     for (int i = 0; i < BUYERS; i++) tokens.add(stack.api.login("t1", "user-x26-" + i).token());
     String probeToken = stack.api.login("t1", "user-x26-probe").token();
-    SupervisedPostgres pg = stack.wiring.stack().postgres();
+    SupervisedPostgres pg = EmbeddedStack.of(stack.wiring.stack()).postgres();
     ev.check(healthy(health(), "postgresql-process") && healthy(health(), "postgresql"), "healthy before the kill");
     int port = pg.port();
 

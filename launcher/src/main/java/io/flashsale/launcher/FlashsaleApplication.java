@@ -10,11 +10,9 @@ import io.flashsale.activities.Safeguards;
 import io.flashsale.api.RestApi;
 import io.flashsale.api.auth.TokenService;
 import io.flashsale.fulfillment.FulfillmentConsumer;
-import io.flashsale.launcher.cli.ChannelCommand;
 import io.flashsale.launcher.cli.ReconcileCommand;
 import io.flashsale.launcher.cli.RelayCommand;
 import io.flashsale.launcher.cli.WorkerCommand;
-import io.flashsale.launcher.embedded.EmbeddedStack;
 import io.flashsale.outbox.OutboxRelay;
 import io.flashsale.paymentchannel.PaymentChannel;
 import io.flashsale.paymentchannel.PaymentChannels;
@@ -38,7 +36,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
 
   /** What run() built, for the demo command and in-process tests. */
   public record Wiring(Database db, Orders orders, Reconciler reconciler, PaymentChannel channel, Skus skus,
-      TemporalRuntime temporal, io.flashsale.launcher.TemporalEngine engine, EmbeddedStack stack, FulfillmentConsumer consumer, OutboxRelay relay,
+      TemporalRuntime temporal, io.flashsale.launcher.TemporalEngine engine, LocalStack stack, FulfillmentConsumer consumer, OutboxRelay relay,
       WorkflowAudit workflowAudit, Safeguards safeguards, String jdbcUrl, String channelUrl, int apiPort, int adminPort, String callbackSecret,
       String merchantKey) {}
 
@@ -74,7 +72,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
 
   @Override
   public void initialize(Bootstrap<FlashsaleConfiguration> bootstrap) {
-    // a path that is not a file names a bundled config (embedded.yml)
+    // a path that is not a file names a bundled config (embedded.yml, in devstack)
     // ${VAR} and ${VAR:-default} in the YAML come from the environment
     bootstrap.setConfigurationSourceProvider(new io.dropwizard.configuration.SubstitutingSourceProvider(path -> {
       File f = new File(path);
@@ -84,10 +82,8 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
       return in;
     }, new io.dropwizard.configuration.EnvironmentVariableSubstitutor(false)));
     bootstrap.addCommand(new ReconcileCommand());
-    bootstrap.addCommand(new ChannelCommand());
     bootstrap.addCommand(new RelayCommand());
     bootstrap.addCommand(new WorkerCommand(safeguards));
-    bootstrap.addCommand(new io.flashsale.launcher.cli.ReplayCommand());
     for (CommandPlugin plugin : java.util.ServiceLoader.load(CommandPlugin.class)) plugin.addCommands(bootstrap, this);
   }
 
@@ -97,7 +93,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
       start(cfg, env);
     } catch (Exception | Error e) {
       // the local pieces run in their own process groups: a failed start must not leave them running
-      EmbeddedStack started = startedStack;
+      LocalStack started = startedStack;
       if (started != null) started.close();
       throw e;
     }
@@ -110,7 +106,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
   }
 
   /** The local pieces once they run, so a failed start can stop them. */
-  private volatile EmbeddedStack startedStack;
+  private volatile LocalStack startedStack;
 
   private void start(FlashsaleConfiguration cfg, Environment env) throws Exception {
     SecretsCheck.require(cfg);
@@ -142,22 +138,22 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
       cfg.channel.notifyUrl = "http://127.0.0.1:" + apiPort + "/callbacks/payment";
     }
 
-    EmbeddedStack stack = null;
+    LocalStack stack = null;
     String jdbcUrl = cfg.database.url;
     String temporalTarget = cfg.temporal.target;
     String channelUrl = cfg.channel.baseUrl;
-    io.flashsale.launcher.TemporalEngine engine = EmbeddedStack.resolve(cfg);
+    io.flashsale.launcher.TemporalEngine engine = LocalStack.resolve(cfg);
     if (!cfg.embedded && engine != io.flashsale.launcher.TemporalEngine.EXTERNAL) {
       throw new IllegalArgumentException("temporal.engine " + engine.configName() + " needs the local default"
           + " (embedded: true); production connects to a cluster (engine external)");
     }
     if (cfg.embedded) {
-      stack = EmbeddedStack.start(cfg, engine);
+      stack = LocalStack.provider().start(cfg, engine);
       startedStack = stack;
       jdbcUrl = stack.jdbcUrl();
       if (engine != io.flashsale.launcher.TemporalEngine.EXTERNAL) temporalTarget = stack.temporalTarget();
       channelUrl = stack.channelUrl();
-      EmbeddedStack started = stack;
+      LocalStack started = stack;
       env.lifecycle().manage(new Managed() {
         @Override
         public void stop() {
@@ -254,11 +250,11 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
             stockView, principalView, () -> safeguards.on(Safeguards.Safeguard.TRANSITION_PRECONDITION)));
 
     // the postmaster itself: down at once when it dies (the pool's check waits out its connection timeout)
-    if (stack != null) env.healthChecks().register("postgresql-process", stack.postgres().healthCheck());
+    if (stack != null) env.healthChecks().register("postgresql-process", stack.postgresProcessCheck());
 
     wiring = new Wiring(db, orders, reconciler, channel, skus, temporal, engine, stack, consumer, relay, audit, safeguards, jdbcUrl, channelUrl,
         apiPort, adminPort, cfg.channel.callbackSecret, cfg.channel.merchantKey);
-    EmbeddedStack shown = stack;
+    LocalStack shown = stack;
     io.flashsale.launcher.TemporalEngine shownEngine = engine;
     String shownTarget = temporalTarget;
     env.lifecycle().addServerLifecycleListener(server -> {
@@ -284,7 +280,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     return view;
   }
 
-  private static void banner(FlashsaleConfiguration cfg, EmbeddedStack stack, io.flashsale.launcher.TemporalEngine engine,
+  private static void banner(FlashsaleConfiguration cfg, LocalStack stack, io.flashsale.launcher.TemporalEngine engine,
       String temporalTarget, int apiPort, int adminPort) {
     String api = "http://127.0.0.1:" + apiPort;
     StringBuilder sb = new StringBuilder("\n=== flashsale is up ===\n");
@@ -298,7 +294,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
       sb.append("data       ").append(stack.dataDir()).append("  (kept across restarts)\n");
       sb.append("channel    ").append(stack.channelUrl()).append('\n');
       sb.append("PostgreSQL ").append(stack.jdbcUrl()).append("  data ").append(stack.postgresDir())
-          .append(stack.postgres().durable() ? "  (durable: fsync on)" : "  (SCRATCH: fsync off, not for real orders)")
+          .append(stack.postgresDurable() ? "  (durable: fsync on)" : "  (SCRATCH: fsync off, not for real orders)")
           .append('\n');
       sb.append("consumer   http://").append(cfg.consumer.host).append(':').append(cfg.consumer.port)
           .append("/events  (fulfillment; fed by the outbox relay)\n");

@@ -2,6 +2,7 @@ package io.flashsale.launcher;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
@@ -652,16 +653,57 @@ class ComposeFileTest {
     return out;
   }
 
+  /** The images the Dockerfile's stages start from; a stage built on an earlier stage is not an image. */
   private static List<String> dockerfileFromImages() throws IOException {
     List<String> out = new ArrayList<>();
+    Set<String> stages = new java.util.HashSet<>();
     for (String line : Files.readAllLines(DOCKERFILE)) {
       String[] words = line.strip().split("\\s+");
       if (words.length >= 2 && words[0].equalsIgnoreCase("FROM")) {
-        String ref = words[1].startsWith("--platform") && words.length >= 3 ? words[2] : words[1];
-        out.add(ref);
+        int at = words[1].startsWith("--platform") && words.length >= 3 ? 2 : 1;
+        if (!stages.contains(words[at])) out.add(words[at]);
+        if (words.length >= at + 3 && words[at + 1].equalsIgnoreCase("AS")) stages.add(words[at + 2]);
       }
     }
     return out;
+  }
+
+  /** Stage name → the lines of that stage, in file order. */
+  private static Map<String, List<String>> dockerfileStages() throws IOException {
+    Map<String, List<String>> out = new java.util.LinkedHashMap<>();
+    List<String> current = null;
+    for (String line : Files.readAllLines(DOCKERFILE)) {
+      String[] words = line.strip().split("\\s+");
+      if (words.length >= 1 && words[0].equalsIgnoreCase("FROM")) {
+        current = new ArrayList<>();
+        out.put(words.length >= 4 && words[2].equalsIgnoreCase("AS") ? words[3] : "stage-" + out.size(), current);
+      }
+      if (current != null) current.add(line.strip());
+    }
+    return out;
+  }
+
+  /**
+   * The API and the workers run the production image, the Dockerfile's default (last) stage, with
+   * the launcher's classpath only; the demo's stub runs the demo stage, built on devstack's
+   * classpath. ProductionClasspathTest checks that classpath holds no dev scaffolding.
+   */
+  @Test
+  void theServiceRunsTheProductionStageAndOnlyTheStubTheDemoStage() throws IOException {
+    Map<String, List<String>> stages = dockerfileStages();
+    List<String> names = new ArrayList<>(stages.keySet());
+    assertEquals("production", names.get(names.size() - 1), "the default target is the production stage: " + names);
+    assertTrue(stages.get("production").contains("COPY --from=build /out/ /app/"), "production copies the launcher's classpath");
+    assertTrue(stages.get("demo").contains("COPY --from=build /out-demo/ /app/"), "demo copies devstack's classpath");
+    String dockerfile = Files.readString(DOCKERFILE);
+    assertTrue(dockerfile.contains("collect-classpath.sh launcher/target /out "), "/out is the launcher's classpath");
+    assertTrue(dockerfile.contains("collect-classpath.sh devstack/target /out-demo"), "/out-demo is devstack's");
+    for (String name : appServices()) {
+      Map<String, Object> build = map(service(name).get("build"), name + ".build");
+      String expected = name.equals("channel-stub") ? "demo" : "production";
+      assertEquals(expected, build.get("target"), name + " builds the " + expected + " stage");
+    }
+    assertNotEquals(image("api"), image("channel-stub"), "the stub's image is not the service's");
   }
 
   record ImageRef(String repository, String tag, String digest) {

@@ -416,7 +416,7 @@ final class Bench {
 
   /** Restarts PostgreSQL with fsync and full_page_writes on or off; what it then shows. */
   private String durability(boolean durable) throws Exception {
-    w.stack().postgres().restartWith(durable);
+    io.flashsale.devstack.EmbeddedStack.of(w.stack()).postgres().restartWith(durable);
     return "restarted: " + w.db().read(c -> {
       StringBuilder sb = new StringBuilder();
       for (String setting : List.of("fsync", "full_page_writes", "synchronous_commit")) {
@@ -819,7 +819,7 @@ final class Bench {
     line("service CPU = " + cpu.describe() + "; client CPU = the load JVM (+ pgbench); shares of " + cores
         + " cores x wall time");
     line("PostgreSQL: " + (w.stack() == null ? "external"
-        : w.stack().postgres().durable() ? "fsync and full_page_writes on (durable)"
+        : w.stack().postgresDurable() ? "fsync and full_page_writes on (durable)"
         : "fsync and full_page_writes off (a scratch stack; --fsync-cost measures b1 with them on too)"));
     line("service log: WARNs of " + BenchCommand.CANCELLED_PROMISES_LOGGER + " (a stack trace per cancelled timer"
         + " promise) are off during the bench");

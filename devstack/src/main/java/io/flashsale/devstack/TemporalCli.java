@@ -1,4 +1,4 @@
-package io.flashsale.launcher.embedded;
+package io.flashsale.devstack;
 
 import java.nio.file.Files;
 import java.nio.file.Path;

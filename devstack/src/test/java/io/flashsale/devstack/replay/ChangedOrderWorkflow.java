@@ -1,4 +1,4 @@
-package io.flashsale.launcher.replay;
+package io.flashsale.devstack.replay;
 
 import io.flashsale.workflows.CommandResult;
 import io.flashsale.workflows.OrderWorkflowImpl;

@@ -1,4 +1,4 @@
-package io.flashsale.launcher.embedded;
+package io.flashsale.devstack;
 
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import io.zonky.test.db.postgres.util.LinuxUtils;

@@ -1,4 +1,4 @@
-package io.flashsale.launcher.cli;
+package io.flashsale.devstack;
 
 import io.dropwizard.core.cli.Command;
 import io.dropwizard.core.setup.Bootstrap;

@@ -1,4 +1,4 @@
-package io.flashsale.launcher.embedded;
+package io.flashsale.devstack;
 
 import io.grpc.Server;
 import io.grpc.netty.shaded.io.grpc.netty.NettyServerBuilder;

@@ -1,8 +1,7 @@
-package io.flashsale.launcher.cli;
+package io.flashsale.devstack.replay;
 
 import io.dropwizard.core.cli.Command;
 import io.dropwizard.core.setup.Bootstrap;
-import io.flashsale.launcher.replay.ReplayGate;
 import io.temporal.serviceclient.WorkflowServiceStubs;
 import io.temporal.serviceclient.WorkflowServiceStubsOptions;
 import java.io.PrintStream;

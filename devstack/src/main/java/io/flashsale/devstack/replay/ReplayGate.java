@@ -1,4 +1,4 @@
-package io.flashsale.launcher.replay;
+package io.flashsale.devstack.replay;
 
 import com.google.protobuf.ByteString;
 import io.flashsale.workflows.OrderWorkflowImpl;

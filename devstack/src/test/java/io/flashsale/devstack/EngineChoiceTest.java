@@ -1,4 +1,4 @@
-package io.flashsale.launcher.embedded;
+package io.flashsale.devstack;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;

@@ -1,4 +1,4 @@
-package io.flashsale.launcher.embedded;
+package io.flashsale.devstack;
 
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;

@@ -1,7 +1,8 @@
-package io.flashsale.launcher.embedded;
+package io.flashsale.devstack;
 
 import io.flashsale.channel.ChannelStub;
 import io.flashsale.launcher.FlashsaleConfiguration;
+import io.flashsale.launcher.LocalStack;
 import io.flashsale.launcher.TemporalEngine;
 import java.io.File;
 import java.io.IOException;
@@ -19,7 +20,7 @@ import org.slf4j.LoggerFactory;
  * channel stub with its ledger in the data folder. Stopped in reverse order, after the service
  * drained (it is managed first, so Dropwizard stops it last).
  */
-public final class EmbeddedStack implements AutoCloseable {
+public final class EmbeddedStack implements LocalStack {
   private static final Logger log = LoggerFactory.getLogger(EmbeddedStack.class);
 
   private final SupervisedPostgres postgres;
@@ -44,6 +45,24 @@ public final class EmbeddedStack implements AutoCloseable {
     this.lockFile = lockFile;
     this.engine = engine;
     this.temporalPort = temporalPort;
+  }
+
+  /** The running local stack as this module's type, for the tools and experiments that drive its pieces. */
+  public static EmbeddedStack of(LocalStack stack) {
+    return (EmbeddedStack) stack;
+  }
+
+  /** The launcher's seam to this module (registered in META-INF/services). */
+  public static final class Provider implements LocalStack.Provider {
+    @Override
+    public TemporalEngine resolve(FlashsaleConfiguration cfg) {
+      return EmbeddedStack.resolve(cfg);
+    }
+
+    @Override
+    public LocalStack start(FlashsaleConfiguration cfg, TemporalEngine engine) throws IOException {
+      return EmbeddedStack.start(cfg, engine);
+    }
   }
 
   /**
@@ -167,15 +186,28 @@ public final class EmbeddedStack implements AutoCloseable {
     }
   }
 
+  @Override
+  public boolean postgresDurable() {
+    return postgres.durable();
+  }
+
+  @Override
+  public com.codahale.metrics.health.HealthCheck postgresProcessCheck() {
+    return postgres.healthCheck();
+  }
+
+  @Override
   public TemporalEngine engine() {
     return engine;
   }
 
   /** The frontend of the local engine. */
+  @Override
   public String temporalTarget() {
     return "127.0.0.1:" + temporalPort;
   }
 
+  @Override
   public Optional<String> webUi() {
     return devServer == null ? Optional.empty() : devServer.uiUrl();
   }
@@ -184,6 +216,7 @@ public final class EmbeddedStack implements AutoCloseable {
     return Optional.ofNullable(devServer);
   }
 
+  @Override
   public String jdbcUrl() {
     return postgres.jdbcUrl();
   }
@@ -193,14 +226,17 @@ public final class EmbeddedStack implements AutoCloseable {
     return postgres;
   }
 
+  @Override
   public String channelUrl() {
     return channel.baseUrl();
   }
 
+  @Override
   public File dataDir() {
     return dataDir;
   }
 
+  @Override
   public File postgresDir() {
     return postgresDir;
   }

@@ -1,4 +1,4 @@
-package io.flashsale.launcher.replay;
+package io.flashsale.devstack.replay;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -13,7 +13,7 @@ import io.flashsale.domain.CreateResult;
 import io.flashsale.domain.OrderStatus;
 import io.flashsale.domain.OrderView;
 import io.flashsale.domain.Step;
-import io.flashsale.launcher.cli.ReplayCommand;
+import io.flashsale.devstack.replay.ReplayCommand;
 import io.flashsale.paymentchannel.ChannelResult;
 import io.flashsale.workflows.ChannelActivities;
 import io.flashsale.workflows.OrderActivities;
