@@ -92,27 +92,33 @@ class ReplayTest {
         + newest.size() + " " + newest + " (at least " + NEWEST_BRANCH_HISTORIES + ")");
   }
 
-  /** The workflow's source, where its change ids are asked. */
-  static final Path WORKFLOW_SOURCE = Path.of("..", "workflows", "src", "main", "java", "io", "flashsale", "workflows",
-      "OrderWorkflowImpl.java");
+  /** The workflow's sources (its package), where its change ids are asked. */
+  static final Path WORKFLOW_SOURCES = Path.of("..", "workflows", "src", "main", "java", "io", "flashsale", "workflows");
 
   /**
-   * The change ids today's workflow asks, read from its source: each {@code Workflow.getVersion}
-   * call's first argument, a literal or a {@code V_} constant of the class (so a new id cannot be
-   * left out of the check below).
+   * The change ids today's workflow asks, read from its sources: each {@code Workflow.getVersion}
+   * call's first argument, a literal or a constant of {@code ChangeIds} (so a new id cannot be left
+   * out of the check below).
    */
   static Set<String> liveChangeIds() throws Exception {
-    String source = java.nio.file.Files.readString(WORKFLOW_SOURCE);
-    java.util.regex.Matcher m = java.util.regex.Pattern
-        .compile("getVersion\\(\\s*(?:\"([^\"]+)\"|(V_[A-Z_]+))").matcher(source);
+    Class<?> changeIds = Class.forName("io.flashsale.workflows.ChangeIds");
+    java.util.regex.Pattern call = java.util.regex.Pattern
+        .compile("getVersion\\(\\s*(?:\"([^\"]+)\"|(?:ChangeIds\\.)?([A-Z][A-Z_]+)\\b)");
     Set<String> ids = new TreeSet<>();
-    while (m.find()) {
-      if (m.group(1) != null) {
-        ids.add(m.group(1));
-      } else {
-        java.lang.reflect.Field f = OrderWorkflowImpl.class.getDeclaredField(m.group(2));
-        f.setAccessible(true);
-        ids.add((String) f.get(null));
+    List<Path> sources;
+    try (var files = java.nio.file.Files.list(WORKFLOW_SOURCES)) {
+      sources = files.filter(f -> f.toString().endsWith(".java")).sorted().toList();
+    }
+    for (Path source : sources) {
+      java.util.regex.Matcher m = call.matcher(java.nio.file.Files.readString(source));
+      while (m.find()) {
+        if (m.group(1) != null) {
+          ids.add(m.group(1));
+        } else {
+          java.lang.reflect.Field f = changeIds.getDeclaredField(m.group(2));
+          f.setAccessible(true);
+          ids.add((String) f.get(null));
+        }
       }
     }
     return ids;

@@ -1,7 +1,7 @@
 package io.flashsale.evidence;
 
 import io.flashsale.launcher.cli.HttpJson;
-import io.flashsale.workflows.OrderWorkflowImpl;
+import io.flashsale.workflows.OrderActivities;
 import io.temporal.api.history.v1.HistoryEvent;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -52,8 +52,8 @@ class X27OutageHistoryBoundTest {
   @Test
   void anOutageOfMinutesAddsABoundedNumberOfEventsPerOrder() throws Exception {
     ev.check(stack.devServer(), "runs on the dev server");
-    ev.check(OrderWorkflowImpl.LOCAL_DB_STEP_BOUND.toMillis() * 3 < OUTAGE_MS,
-        "the outage outlasts a local step's bound several times (" + OrderWorkflowImpl.LOCAL_DB_STEP_BOUND + ")");
+    ev.check(OrderActivities.LOCAL_DB_STEP_BOUND.toMillis() * 3 < OUTAGE_MS,
+        "the outage outlasts a local step's bound several times (" + OrderActivities.LOCAL_DB_STEP_BOUND + ")");
     stack.sku(SKU, 5, 3);
     HttpJson buyer = stack.api.login("t1", "user-2601");
     String paying = Buyers.create(buyer, "x26-pay", SKU, 1).text("order_id");

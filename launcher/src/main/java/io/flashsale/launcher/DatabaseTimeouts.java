@@ -1,6 +1,6 @@
 package io.flashsale.launcher;
 
-import io.flashsale.workflows.OrderWorkflowImpl;
+import io.flashsale.workflows.OrderActivities;
 import java.time.Duration;
 
 /** The pool's connection timeout, checked against the database activity timeout. */
@@ -13,9 +13,9 @@ public final class DatabaseTimeouts {
    */
   public static Duration connectionTimeout(FlashsaleConfiguration.DatabaseSettings db) {
     Duration d = Duration.ofMillis(db.connectionTimeoutMs);
-    if (d.toMillis() < 250 || d.compareTo(OrderWorkflowImpl.DB_ACTIVITY_TIMEOUT) >= 0) {
+    if (d.toMillis() < 250 || d.compareTo(OrderActivities.DB_ACTIVITY_TIMEOUT) >= 0) {
       throw new IllegalArgumentException("database.connectionTimeoutMs must be in 250.."
-          + (OrderWorkflowImpl.DB_ACTIVITY_TIMEOUT.toMillis() - 1) + " (below the database activity timeout), got "
+          + (OrderActivities.DB_ACTIVITY_TIMEOUT.toMillis() - 1) + " (below the database activity timeout), got "
           + db.connectionTimeoutMs);
     }
     return d;

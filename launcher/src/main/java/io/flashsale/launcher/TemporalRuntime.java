@@ -3,6 +3,7 @@ package io.flashsale.launcher;
 import io.dropwizard.lifecycle.Managed;
 import io.flashsale.workflows.ChannelActivities;
 import io.flashsale.workflows.OrderActivities;
+import io.flashsale.workflows.OrderWorkflow;
 import io.flashsale.workflows.OrderWorkflowImpl;
 import io.flashsale.workflows.WorkflowIds;
 import io.temporal.api.enums.v1.IndexedValueType;
@@ -161,8 +162,8 @@ public final class TemporalRuntime implements Managed {
 
   /** The custom search attributes the workflow sets, all Keyword. */
   public static final java.util.List<String> SEARCH_ATTRIBUTES = java.util.List.of(
-      OrderWorkflowImpl.ORDER_ID.getName(), OrderWorkflowImpl.ORDER_STATUS.getName(),
-      OrderWorkflowImpl.SKU.getName(), OrderWorkflowImpl.TENANT.getName(), OrderWorkflowImpl.ORDER_ATTENTION.getName());
+      OrderWorkflow.ORDER_ID.getName(), OrderWorkflow.ORDER_STATUS.getName(),
+      OrderWorkflow.SKU.getName(), OrderWorkflow.TENANT.getName(), OrderWorkflow.ORDER_ATTENTION.getName());
 
   /**
    * Registers the custom search attributes the workflow upserts, on any engine that lacks them.

@@ -12,7 +12,7 @@ import io.dropwizard.configuration.FileConfigurationSourceProvider;
 import io.dropwizard.configuration.SubstitutingSourceProvider;
 import io.dropwizard.jackson.Jackson;
 import io.dropwizard.validation.BaseValidator;
-import io.flashsale.workflows.OrderWorkflowImpl;
+import io.flashsale.workflows.OrderWorkflow;
 import java.io.IOException;
 import java.io.Reader;
 import java.net.URI;
@@ -175,8 +175,8 @@ class ComposeFileTest {
     String setup = setupText("temporal-setup");
     assertTrue(setup.contains("temporal operator search-attribute create"), "uses temporal operator search-attribute create");
     Set<String> attributes = new LinkedHashSet<>();
-    for (var key : List.of(OrderWorkflowImpl.ORDER_ID, OrderWorkflowImpl.ORDER_STATUS, OrderWorkflowImpl.SKU,
-        OrderWorkflowImpl.TENANT, OrderWorkflowImpl.ORDER_ATTENTION)) {
+    for (var key : List.of(OrderWorkflow.ORDER_ID, OrderWorkflow.ORDER_STATUS, OrderWorkflow.SKU,
+        OrderWorkflow.TENANT, OrderWorkflow.ORDER_ATTENTION)) {
       attributes.add(key.getName());
     }
     assertEquals(Set.of("OrderId", "OrderStatus", "Sku", "Tenant", "OrderAttention"), attributes);

@@ -7,6 +7,7 @@ import io.flashsale.domain.Notice;
 import io.flashsale.domain.OrderView;
 import io.flashsale.domain.Step;
 import io.temporal.activity.ActivityInterface;
+import java.time.Duration;
 
 /** Database side of an order. Every method is idempotent: Temporal may run it more than once. */
 @ActivityInterface
@@ -17,6 +18,18 @@ public interface OrderActivities {
    * other database error (connection lost, serialization failure, ...) is retried with backoff.
    */
   String DATA_ERROR = "DataError";
+
+  /** Start-to-close timeout of one attempt of a step; the pool's connection timeout stays below it. */
+  Duration DB_ACTIVITY_TIMEOUT = Duration.ofSeconds(15);
+
+  /**
+   * How long a step run as a local activity retries before it goes on as an activity task. While a
+   * local step runs past the workflow task timeout (10 s) the worker completes a workflow task
+   * every ~8 s to keep it, three events each; an activity task's retries add none. So an outage
+   * costs a run a bounded number of events, not ~22 a minute (docs/DESIGN.md §Workflow design).
+   * Above one full attempt (DB_ACTIVITY_TIMEOUT), so a slow but healthy step still finishes locally.
+   */
+  Duration LOCAL_DB_STEP_BOUND = Duration.ofSeconds(20);
 
   /** Order row + HELD reservation + first transition in one transaction, or why not. */
   CreateResult reserve(CreateOrder request, String workflowId);

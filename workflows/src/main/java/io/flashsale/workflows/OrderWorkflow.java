@@ -4,6 +4,7 @@ import io.flashsale.domain.CreateOrder;
 import io.flashsale.domain.CreateResult;
 import io.flashsale.domain.Notice;
 import io.flashsale.domain.OrderState;
+import io.temporal.common.SearchAttributeKey;
 import io.temporal.workflow.QueryMethod;
 import io.temporal.workflow.SignalMethod;
 import io.temporal.workflow.UpdateMethod;
@@ -14,6 +15,13 @@ import io.temporal.workflow.WorkflowMethod;
 /** One workflow per order (docs/DESIGN.md §Workflow design). */
 @WorkflowInterface
 public interface OrderWorkflow {
+  // the search attributes (Keyword) a run sets: Tenant and Sku at start, the rest as the order goes
+  SearchAttributeKey<String> ORDER_ID = SearchAttributeKey.forKeyword("OrderId");
+  SearchAttributeKey<String> ORDER_STATUS = SearchAttributeKey.forKeyword("OrderStatus");
+  SearchAttributeKey<String> SKU = SearchAttributeKey.forKeyword("Sku");
+  SearchAttributeKey<String> TENANT = SearchAttributeKey.forKeyword("Tenant");
+  /** Set (DATA_ERROR) while a database step fails with an error no retry fixes: an operator looks. */
+  SearchAttributeKey<String> ORDER_ATTENTION = SearchAttributeKey.forKeyword("OrderAttention");
 
   @WorkflowMethod
   void run(OrderStart start);

@@ -51,7 +51,7 @@ public final class Orders {
   public CreateResult create(CreateOrder req) {
     String workflowId = WorkflowIds.forScope(req.tenant(), req.subject(), req.requestKey());
     OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, startOptions(workflowId, req.tenant(), req.sku(),
-        "order " + req.sku() + " x" + req.quantity() + " for " + req.tenant() + "/" + req.subject()));
+        Visibility.createSummary(req)));
     WithStartWorkflowOperation<Void> start = new WithStartWorkflowOperation<>(wf::run,
         new OrderStart(req.tenant(), req.subject(), req.requestKey(), null, settings));
     UpdateOptions<CreateResult> options =
@@ -108,7 +108,7 @@ public final class Orders {
   public void notify(String workflowId, String tenant, String subject, String requestKey, String orderId,
       Notice notice) {
     OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, startOptions(workflowId, tenant, null,
-        "order " + orderId + " (late notice)"));
+        Visibility.lateNoticeSummary(orderId)));
     BatchRequest batch = client.newSignalWithStartRequest();
     batch.add(wf::run, new OrderStart(tenant, subject, requestKey, orderId, settings));
     batch.add(wf::paymentNotification, notice);
@@ -123,7 +123,7 @@ public final class Orders {
       String sku, long reservationExpiresAt) {
     // FAIL, not USE_EXISTING: a run that appeared since the check means this order is no orphan
     WorkflowOptions options = WorkflowOptions.newBuilder(startOptions(workflowId, tenant, sku,
-            "order " + orderId + " (resumed from the database)"))
+            Visibility.resumedSummary(orderId)))
         .setWorkflowIdConflictPolicy(WorkflowIdConflictPolicy.WORKFLOW_ID_CONFLICT_POLICY_FAIL)
         .build();
     OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, options);
@@ -147,12 +147,9 @@ public final class Orders {
 
   /** Tenant and SKU are known at start, so the Web UI and visibility can filter on them at once. */
   private static WorkflowOptions startOptions(String workflowId, String tenant, String sku, String summary) {
-    io.temporal.common.SearchAttributes.Builder attributes = io.temporal.common.SearchAttributes.newBuilder()
-        .set(OrderWorkflowImpl.TENANT, tenant);
-    if (sku != null) attributes.set(OrderWorkflowImpl.SKU, sku);
     return WorkflowOptions.newBuilder()
         .setWorkflowId(workflowId)
-        .setTypedSearchAttributes(attributes.build())
+        .setTypedSearchAttributes(Visibility.atStart(tenant, sku))
         .setStaticSummary(summary)
         .setTaskQueue(WorkflowIds.TASK_QUEUE)
         .setWorkflowIdConflictPolicy(WorkflowIdConflictPolicy.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING)

@@ -551,7 +551,7 @@ class OrderWorkflowTest {
     OrderWorkflow wf = created();
     java.util.concurrent.CompletableFuture<CommandResult> pay = java.util.concurrent.CompletableFuture.supplyAsync(wf::pay);
     waitFor(() -> events(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) == 1); // the charge's task
-    env.sleep(OrderWorkflowImpl.CHARGE_START_BOUND.plusSeconds(1));
+    env.sleep(ChannelSteps.CHARGE_START_BOUND.plusSeconds(1));
     CommandResult r = pay.get(20, TimeUnit.SECONDS);
     assertEquals(OrderStatus.FAILED, r.status(), "never started: definitely not charged");
     assertEquals(0, backend.count("charge"));
@@ -566,7 +566,7 @@ class OrderWorkflowTest {
   @Test
   void aLocalStepThatOutlastsItsBoundGoesOnAsAnActivityTask() {
     OrderWorkflow wf = created();
-    long outage = OrderWorkflowImpl.LOCAL_DB_STEP_BOUND.toMillis() + 3_000;
+    long outage = OrderActivities.LOCAL_DB_STEP_BOUND.toMillis() + 3_000;
     backend.beginPayDownUntilMillis = System.currentTimeMillis() + outage;
     assertEquals(OrderStatus.PAID, wf.pay().status());
     assertEquals(List.of("BeginPay", "Charge"), scheduledActivityTypes(), "beginPay went on as an activity task");
@@ -580,7 +580,7 @@ class OrderWorkflowTest {
     // the first local attempt commits and answers too late (past its start-to-close), the local
     // retries fail until the bound runs out: the activity task that follows finds the row at its
     // attempt 1, and this run made it, so the buyer's first call is still CREATED
-    backend.reserveAnswersAfterMillis = OrderWorkflowImpl.DB_ACTIVITY_TIMEOUT.toMillis() + 1_000;
+    backend.reserveAnswersAfterMillis = OrderActivities.DB_ACTIVITY_TIMEOUT.toMillis() + 1_000;
     backend.reserveDownAfterCommitMillis = 120_000;
     OrderWorkflow wf = created();
     assertEquals(List.of("Reserve"), scheduledActivityTypes(), "reserve went on as an activity task");

@@ -1,6 +1,6 @@
 package io.flashsale.tools.bench;
 
-import io.flashsale.workflows.OrderWorkflowImpl;
+import io.flashsale.workflows.OrderWorkflow;
 import io.temporal.activity.ActivityInterface;
 import io.temporal.activity.ActivityMethod;
 import io.temporal.activity.LocalActivityOptions;
@@ -75,8 +75,8 @@ public final class EngineCeiling {
     @Override
     public String create(String id) {
       String admitted = step.admit(id);
-      Workflow.upsertTypedSearchAttributes(OrderWorkflowImpl.ORDER_ID.valueSet(admitted),
-          OrderWorkflowImpl.ORDER_STATUS.valueSet("CREATED"));
+      Workflow.upsertTypedSearchAttributes(OrderWorkflow.ORDER_ID.valueSet(admitted),
+          OrderWorkflow.ORDER_STATUS.valueSet("CREATED"));
       orderId = admitted;
       return admitted;
     }
@@ -97,7 +97,7 @@ public final class EngineCeiling {
     WorkflowOptions options = WorkflowOptions.newBuilder()
         .setWorkflowId(workflowId)
         .setTypedSearchAttributes(SearchAttributes.newBuilder()
-            .set(OrderWorkflowImpl.TENANT, tenant).set(OrderWorkflowImpl.SKU, sku).build())
+            .set(OrderWorkflow.TENANT, tenant).set(OrderWorkflow.SKU, sku).build())
         .setStaticSummary("order-shaped " + sku + " for " + tenant)
         .setTaskQueue(TASK_QUEUE)
         .setWorkflowIdConflictPolicy(WorkflowIdConflictPolicy.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING)

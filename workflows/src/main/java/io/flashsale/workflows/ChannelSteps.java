@@ -1,0 +1,105 @@
+package io.flashsale.workflows;
+
+import io.flashsale.domain.ChannelAnswer;
+import io.flashsale.domain.OrderView;
+import io.flashsale.paymentchannel.ChannelResult;
+import io.temporal.activity.ActivityOptions;
+import io.temporal.api.enums.v1.TimeoutType;
+import io.temporal.common.RetryOptions;
+import io.temporal.failure.ActivityFailure;
+import io.temporal.failure.TimeoutFailure;
+import io.temporal.workflow.Workflow;
+import java.time.Duration;
+import java.util.Map;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+
+/**
+ * The order's calls to the payment channel, with their options. A missing answer is the value
+ * UNKNOWN, which the order converges by query, never an exception; only a refund round throws.
+ */
+final class ChannelSteps {
+  private static final Logger log = Workflow.getLogger(OrderWorkflowImpl.class);
+
+  /**
+   * How long a charge may wait for an activity worker. Past it the charge never started: no
+   * request left, so the order is definitely not charged (the schedule-to-start timeout only
+   * fires for a task no worker took, and the charge has one attempt).
+   */
+  static final Duration CHARGE_START_BOUND = Duration.ofSeconds(30);
+
+  /** What a charge that never started is: no request left, so nothing can land (rule 3's CLOSED). */
+  static final ChannelAnswer CHARGE_NEVER_STARTED = new ChannelAnswer(ChannelResult.CLOSED, null, "never started");
+
+  /**
+   * The channel, one stub with per-method options. Charge, query and close get one attempt: no
+   * answer is the value UNKNOWN, which the order converges by query, not a retry. Refunds retry
+   * with the same refund key until the channel answers (a round of five; rounds repeat).
+   */
+  private final ChannelActivities channel =
+      Workflow.newActivityStub(
+          ChannelActivities.class,
+          ActivityOptions.newBuilder()
+              .setStartToCloseTimeout(Duration.ofSeconds(10))
+              .setRetryOptions(RetryOptions.newBuilder().setMaximumAttempts(1).build())
+              .build(),
+          Map.of(
+              "Refund",
+              ActivityOptions.newBuilder()
+                  .setStartToCloseTimeout(Duration.ofSeconds(10))
+                  .setRetryOptions(
+                      RetryOptions.newBuilder()
+                          .setInitialInterval(Duration.ofSeconds(1))
+                          .setBackoffCoefficient(2)
+                          .setMaximumInterval(Duration.ofSeconds(30))
+                          .setMaximumAttempts(5)
+                          .build())
+                  .build()));
+
+  /** The charge: it must start within CHARGE_START_BOUND, or it never started. */
+  private final ChannelActivities boundedCharge =
+      Workflow.newActivityStub(
+          ChannelActivities.class,
+          ActivityOptions.newBuilder()
+              .setScheduleToStartTimeout(CHARGE_START_BOUND)
+              .setStartToCloseTimeout(Duration.ofSeconds(10))
+              .setRetryOptions(RetryOptions.newBuilder().setMaximumAttempts(1).build())
+              .build());
+
+  /** The charge's answer: UNKNOWN when it may have happened, CHARGE_NEVER_STARTED when it cannot have. */
+  ChannelAnswer charge(OrderView order) {
+    try {
+      return boundedCharge.charge(order.orderId(), order.amount());
+    } catch (ActivityFailure e) {
+      if (e.getCause() instanceof TimeoutFailure t
+          && t.getTimeoutType() == TimeoutType.TIMEOUT_TYPE_SCHEDULE_TO_START) {
+        // no activity worker took it within the bound: the request never left
+        log.warn("order {} charge never started within {}: not charged", order.orderId(), CHARGE_START_BOUND);
+        return CHARGE_NEVER_STARTED;
+      }
+      // the worker died or the activity timed out: the charge may have happened
+      return ChannelAnswer.unknown("activity failure");
+    }
+  }
+
+  ChannelAnswer query(String orderId) {
+    return safe(() -> channel.query(orderId));
+  }
+
+  ChannelAnswer close(String orderId) {
+    return safe(() -> channel.close(orderId));
+  }
+
+  /** One round of refund attempts with the order's refund key; throws when the round got no answer. */
+  void refund(OrderView order) {
+    channel.refund(order.orderId(), order.amount());
+  }
+
+  private static ChannelAnswer safe(Supplier<ChannelAnswer> call) {
+    try {
+      return call.get();
+    } catch (ActivityFailure e) {
+      return ChannelAnswer.unknown("activity failure");
+    }
+  }
+}
