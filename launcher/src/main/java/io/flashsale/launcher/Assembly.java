@@ -8,9 +8,11 @@ import io.flashsale.api.RestApi;
 import io.flashsale.api.auth.TokenService;
 import io.flashsale.launcher.observe.SdkMetrics;
 import io.flashsale.outbox.OutboxRelay;
-import io.flashsale.paymentchannel.PaymentChannel;
+import io.flashsale.paymentchannel.PaymentChannels;
 import io.flashsale.paymentchannel.http.HttpPaymentChannel;
+import io.flashsale.paymentchannel.http.SignedJsonCallbacks;
 import io.flashsale.persistence.Database;
+import io.flashsale.persistence.OrderQueries;
 import io.flashsale.persistence.PrincipalView;
 import io.flashsale.persistence.StockView;
 import io.flashsale.workflows.OrderSettings;
@@ -34,9 +36,13 @@ public final class Assembly {
     return new Database(url, db.user, db.password, db.maxPoolSize, db.connectionTimeout.toJavaDuration());
   }
 
-  /** The channel's HTTP adapter at {@code baseUrl}, asking for callbacks at {@code notifyUrl}. */
-  public static PaymentChannel channel(FlashsaleConfiguration.ChannelSettings c, String baseUrl, String notifyUrl) {
-    return new HttpPaymentChannel(baseUrl, notifyUrl, c.timeout.toJavaDuration(), c.merchantKey);
+  /**
+   * The channels: the HTTP adapter at {@code baseUrl}, asking for callbacks at {@code notifyUrl},
+   * with the stub's signed callbacks, registered as {@value PaymentChannels#DEFAULT}.
+   */
+  public static PaymentChannels channels(FlashsaleConfiguration.ChannelSettings c, String baseUrl, String notifyUrl) {
+    return PaymentChannels.single(new HttpPaymentChannel(baseUrl, notifyUrl, c.timeout.toJavaDuration(), c.merchantKey),
+        new SignedJsonCallbacks(Arrays.asList(c.callbackSecret, c.previousCallbackSecret)));
   }
 
   /** Client and workers for {@code target}; TLS and the API key apply to an external cluster only. */
@@ -47,15 +53,16 @@ public final class Assembly {
   }
 
   /**
-   * The worker's activities on this pool and channel, registered on the runtime; the server and
-   * the worker command both register through here.
+   * The worker's activities on this pool and these channels (each order's own), registered on the
+   * runtime; the server and the worker command both register through here.
    */
   public static void registerWorker(FlashsaleConfiguration cfg, TemporalRuntime runtime, Database db,
-      PaymentChannel channel, Safeguards safeguards) {
+      PaymentChannels channels, Safeguards safeguards) {
     HotRowGate hotRow = new HotRowGate(cfg.database.hotRowConcurrency, cfg.database.connectionTimeout.toJavaDuration());
     runtime.registerWorker(
         new OrderActivitiesImpl(db, cfg.orders.reservationTtl.toJavaDuration(), safeguards, hotRow),
-        new ChannelActivitiesImpl(channel, safeguards), cfg.workerWorkflows, cfg.workerActivities,
+        new ChannelActivitiesImpl(channels, new OrderQueries(db)::channelOf, safeguards), cfg.workerWorkflows,
+        cfg.workerActivities,
         TemporalRuntime.workerOptions(cfg.database.maxPoolSize, cfg.temporal));
   }
 
@@ -102,13 +109,12 @@ public final class Assembly {
     return PrincipalView.on(db, s.refreshInterval.toJavaDuration(), s.bound.toJavaDuration(), forget);
   }
 
-  /** The API's limits and switches; the callback secrets are final by now (the local default fills them). */
+  /** The API's limits and switches. */
   public static RestApi.Settings apiSettings(FlashsaleConfiguration cfg) {
     return new RestApi.Settings(cfg.maxBodySize.toBytes(), cfg.maxCreatesInFlight, cfg.minCreatesInFlight,
         cfg.createLatencyBudget.toMilliseconds(), cfg.maxCreatesInFlightPerPrincipal, cfg.maxExports,
         cfg.maxExportsPerPrincipal, cfg.maxEventStreams, cfg.maxEventStreamsPerPrincipal,
         cfg.maxEventStreamDuration.toMilliseconds(), cfg.eventStreamHeartbeat.toMilliseconds(),
-        Arrays.asList(cfg.channel.callbackSecret, cfg.channel.previousCallbackSecret),
         cfg.auth.devLoginEnabled(cfg.embedded), cfg.auth.secureCookie, cfg.embedded, cfg.auth.adminToken);
   }
 }

@@ -15,6 +15,7 @@ import io.flashsale.launcher.cli.RelayCommand;
 import io.flashsale.launcher.cli.WorkerCommand;
 import io.flashsale.outbox.OutboxRelay;
 import io.flashsale.paymentchannel.PaymentChannel;
+import io.flashsale.paymentchannel.PaymentChannels;
 import io.flashsale.persistence.Database;
 import io.flashsale.persistence.Skus;
 import io.flashsale.reconciliation.Reconciler;
@@ -174,7 +175,8 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
       skus.upsert(cfg.seed.tenant, cfg.seed.sku, cfg.seed.total, cfg.seed.unitPrice, cfg.seed.perUserLimit);
     }
 
-    PaymentChannel channel = Assembly.channel(cfg.channel, channelUrl, cfg.channel.notifyUrl);
+    PaymentChannels channels = Assembly.channels(cfg.channel, channelUrl, cfg.channel.notifyUrl);
+    PaymentChannel channel = channels.defaultChannel();
 
     boolean external = engine == io.flashsale.launcher.TemporalEngine.EXTERNAL;
     io.flashsale.launcher.observe.SdkMetrics metrics = new io.flashsale.launcher.observe.SdkMetrics();
@@ -183,7 +185,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     boolean inMemory = engine == io.flashsale.launcher.TemporalEngine.EMBEDDED;
     if (!inMemory) temporal.awaitReady(cfg.temporal.namespace, Duration.ofSeconds(60));
     temporal.ensureSearchAttributes(cfg.temporal.namespace, inMemory);
-    if (cfg.worker) Assembly.registerWorker(cfg, temporal, db, channel, safeguards);
+    if (cfg.worker) Assembly.registerWorker(cfg, temporal, db, channels, safeguards);
     env.lifecycle().manage(new Managed() {
       @Override
       public void stop() {
@@ -229,7 +231,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     // the fulfillment check reads the in-process consumer only when the events go to it: with the
     // relay pointed elsewhere its tables stay empty, and the report must say "not checked"
     boolean eventsReachThisConsumer = cfg.relay.consumerUrl == null || cfg.relay.consumerUrl.isBlank();
-    Reconciler reconciler = new Reconciler(db, channel, eventsReachThisConsumer ? consumer : null);
+    Reconciler reconciler = new Reconciler(db, channels, eventsReachThisConsumer ? consumer : null);
     TokenService tokens = Assembly.tokens(cfg.auth);
     WorkflowAudit audit = new WorkflowAudit(temporal.service(), temporal.client(), cfg.temporal.namespace);
     // after the pool (managed above), so it stops before the pool closes
@@ -237,7 +239,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     io.flashsale.persistence.PrincipalView principalView = managed(env,
         Assembly.principalView(cfg.principalView, db, cfg.auth.tokenTtl.toJavaDuration()));
     RestApi.register(env, Assembly.apiSettings(cfg),
-        new RestApi.Services(db, orders, tokens, channel, temporal.service(), reconciler, audit, repair,
+        new RestApi.Services(db, orders, tokens, channels, temporal.service(), reconciler, audit, repair,
             stockView, principalView, () -> safeguards.on(Safeguards.Safeguard.TRANSITION_PRECONDITION)));
 
     // the postmaster itself: down at once when it dies (the pool's check waits out its connection timeout)

@@ -7,7 +7,7 @@ import io.flashsale.launcher.FlashsaleConfiguration;
 import io.flashsale.launcher.GracefulExit;
 import io.flashsale.launcher.TemporalRuntime;
 import io.flashsale.launcher.observe.SdkMetrics;
-import io.flashsale.paymentchannel.PaymentChannel;
+import io.flashsale.paymentchannel.PaymentChannels;
 import io.flashsale.persistence.Database;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -46,7 +46,7 @@ public class WorkerCommand extends ConfiguredCommand<FlashsaleConfiguration> {
       throw new IllegalArgumentException("a worker needs database.url, channel.baseUrl and channel.notifyUrl");
     }
     Database db = Assembly.pool(cfg.database, cfg.database.url);
-    PaymentChannel channel = Assembly.channel(cfg.channel, cfg.channel.baseUrl, cfg.channel.notifyUrl);
+    PaymentChannels channels = Assembly.channels(cfg.channel, cfg.channel.baseUrl, cfg.channel.notifyUrl);
     SdkMetrics metrics = new SdkMetrics();
     Integer metricsPort = ns.getInt("metricsPort");
     if (metricsPort != null && metricsPort > 0) {
@@ -56,7 +56,7 @@ public class WorkerCommand extends ConfiguredCommand<FlashsaleConfiguration> {
     TemporalRuntime temporal = Assembly.temporal(cfg.temporal, cfg.temporal.target, true, metrics);
     // a worker may be the first process on a namespace: an unregistered attribute would fail its workflow tasks
     temporal.ensureSearchAttributes(cfg.temporal.namespace, false);
-    Assembly.registerWorker(cfg, temporal, db, channel, safeguards);
+    Assembly.registerWorker(cfg, temporal, db, channels, safeguards);
     temporal.start();
     System.out.println("worker polling " + cfg.temporal.target + " (workflows=" + cfg.workerWorkflows + ", activities="
         + cfg.workerActivities + ", pid " + ProcessHandle.current().pid() + ")");
