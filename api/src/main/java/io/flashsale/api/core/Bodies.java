@@ -1,6 +1,7 @@
 package io.flashsale.api.core;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.flashsale.paymentchannel.JsonFields;
 import java.util.Iterator;
 import java.util.Set;
 import java.util.regex.Pattern;
@@ -30,57 +31,23 @@ public final class Bodies {
   }
 
   public static String text(JsonNode body, String field, Pattern pattern, boolean required) {
-    JsonNode v = body.get(field);
-    if (v == null || v.isNull()) {
-      if (required) throw ApiError.badRequest("MISSING_FIELD", field + " is required");
-      return null;
+    try {
+      return JsonFields.text(body, field, pattern, required);
+    } catch (JsonFields.Refusal r) {
+      throw ApiError.badRequest(r.code(), r.getMessage());
     }
-    if (!v.isTextual()) throw ApiError.badRequest("INVALID_FIELD", field + " must be a string");
-    String text = v.asText();
-    if (!cleanText(text)) {
-      throw ApiError.badRequest("INVALID_TEXT", field + " contains a control character or a lone surrogate");
-    }
-    if (!pattern.matcher(text).matches()) {
-      throw ApiError.badRequest("INVALID_FIELD", field + " must match " + pattern.pattern());
-    }
-    return text;
   }
 
-  /**
-   * No control characters (NUL and the rest: PostgreSQL refuses NUL in text, and none belongs in
-   * an order) and no lone surrogates (not encodable as UTF-8).
-   */
+  /** No control characters and no lone surrogates ({@link JsonFields#cleanText}). */
   public static boolean cleanText(String s) {
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      if (Character.isISOControl(c)) return false;
-      if (Character.isHighSurrogate(c)) {
-        if (i + 1 >= s.length() || !Character.isLowSurrogate(s.charAt(i + 1))) return false;
-        i++;
-      } else if (Character.isLowSurrogate(c)) {
-        return false;
-      }
-    }
-    return true;
+    return JsonFields.cleanText(s);
   }
 
   public static long integer(JsonNode body, String field, long min, long max) {
-    JsonNode v = body.get(field);
-    if (v == null || v.isNull()) throw ApiError.badRequest("MISSING_FIELD", field + " is required");
-    // compared exactly: a number past 64 bits must not wrap around into range
-    java.math.BigDecimal n = integralValue(v);
-    if (n == null || n.compareTo(java.math.BigDecimal.valueOf(min)) < 0 || n.compareTo(java.math.BigDecimal.valueOf(max)) > 0) {
-      throw ApiError.badRequest("INVALID_FIELD", field + " must be an integer in " + min + ".." + max);
+    try {
+      return JsonFields.integer(body, field, min, max);
+    } catch (JsonFields.Refusal r) {
+      throw ApiError.badRequest(r.code(), r.getMessage());
     }
-    return n.longValueExact();
-  }
-
-  /** JSON's integer as JSON Schema reads it: 2 and 2.0 are the integer 2; 2.5, NaN, infinity are none. */
-  private static java.math.BigDecimal integralValue(JsonNode v) {
-    if (v.isIntegralNumber()) return new java.math.BigDecimal(v.bigIntegerValue());
-    if (!v.isFloatingPointNumber()) return null;
-    if ((v.isDouble() || v.isFloat()) && !Double.isFinite(v.doubleValue())) return null;
-    java.math.BigDecimal d = v.decimalValue();
-    return d.signum() == 0 || d.stripTrailingZeros().scale() <= 0 ? d : null;
   }
 }

@@ -8,6 +8,7 @@ import io.flashsale.paymentchannel.CallbackReader;
 import io.flashsale.paymentchannel.CallbackRefusal;
 import io.flashsale.paymentchannel.CallbackSignatures;
 import io.flashsale.paymentchannel.ChannelNotice;
+import io.flashsale.paymentchannel.JsonFields;
 import java.io.IOException;
 import java.math.BigDecimal;
 import java.util.List;
@@ -96,54 +97,18 @@ public final class SignedJsonCallbacks implements CallbackReader {
   }
 
   private static String text(JsonNode body, String field, Pattern pattern, boolean required) throws CallbackRefusal {
-    JsonNode v = body.get(field);
-    if (v == null || v.isNull()) {
-      if (required) throw CallbackRefusal.badRequest("MISSING_FIELD", field + " is required");
-      return null;
+    try {
+      return JsonFields.text(body, field, pattern, required);
+    } catch (JsonFields.Refusal r) {
+      throw CallbackRefusal.badRequest(r.code(), r.getMessage());
     }
-    if (!v.isTextual()) throw CallbackRefusal.badRequest("INVALID_FIELD", field + " must be a string");
-    String text = v.asText();
-    if (!cleanText(text)) {
-      throw CallbackRefusal.badRequest("INVALID_TEXT", field + " contains a control character or a lone surrogate");
-    }
-    if (!pattern.matcher(text).matches()) {
-      throw CallbackRefusal.badRequest("INVALID_FIELD", field + " must match " + pattern.pattern());
-    }
-    return text;
-  }
-
-  /** No control characters and no lone surrogates (the API's rule for any text it takes). */
-  static boolean cleanText(String s) {
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      if (Character.isISOControl(c)) return false;
-      if (Character.isHighSurrogate(c)) {
-        if (i + 1 >= s.length() || !Character.isLowSurrogate(s.charAt(i + 1))) return false;
-        i++;
-      } else if (Character.isLowSurrogate(c)) {
-        return false;
-      }
-    }
-    return true;
   }
 
   private static long integer(JsonNode body, String field, long min, long max) throws CallbackRefusal {
-    JsonNode v = body.get(field);
-    if (v == null || v.isNull()) throw CallbackRefusal.badRequest("MISSING_FIELD", field + " is required");
-    // compared exactly: a number past 64 bits must not wrap around into range
-    BigDecimal n = integralValue(v);
-    if (n == null || n.compareTo(BigDecimal.valueOf(min)) < 0 || n.compareTo(BigDecimal.valueOf(max)) > 0) {
-      throw CallbackRefusal.badRequest("INVALID_FIELD", field + " must be an integer in " + min + ".." + max);
+    try {
+      return JsonFields.integer(body, field, min, max);
+    } catch (JsonFields.Refusal r) {
+      throw CallbackRefusal.badRequest(r.code(), r.getMessage());
     }
-    return n.longValueExact();
-  }
-
-  /** JSON's integer as JSON Schema reads it: 2 and 2.0 are the integer 2; 2.5, NaN, infinity are none. */
-  private static BigDecimal integralValue(JsonNode v) {
-    if (v.isIntegralNumber()) return new BigDecimal(v.bigIntegerValue());
-    if (!v.isFloatingPointNumber()) return null;
-    if ((v.isDouble() || v.isFloat()) && !Double.isFinite(v.doubleValue())) return null;
-    BigDecimal d = v.decimalValue();
-    return d.signum() == 0 || d.stripTrailingZeros().scale() <= 0 ? d : null;
   }
 }
