@@ -31,7 +31,7 @@ import io.flashsale.api.tasks.RevokeTask;
 import io.flashsale.api.tasks.SkuTask;
 import io.flashsale.api.tasks.TaskErrors;
 import io.flashsale.api.tasks.UnrevokeTask;
-import io.flashsale.paymentchannel.PaymentChannel;
+import io.flashsale.paymentchannel.PaymentChannels;
 import io.flashsale.persistence.Database;
 import io.flashsale.persistence.Notifications;
 import io.flashsale.persistence.OrderQueries;
@@ -60,7 +60,7 @@ public final class RestApi {
   public record Settings(long maxBodyBytes, int maxCreatesInFlight, int minCreatesInFlight, long createLatencyBudgetMs,
       int maxCreatesInFlightPerPrincipal,
       int maxExports, int maxExportsPerPrincipal, int maxEventStreams, int maxEventStreamsPerPrincipal,
-      long maxEventStreamMs, long eventStreamHeartbeatMs, List<String> callbackSecrets, boolean devLogin,
+      long maxEventStreamMs, long eventStreamHeartbeatMs, boolean devLogin,
       Boolean secureCookie, boolean localDefault, String adminToken) {}
 
   /**
@@ -69,9 +69,10 @@ public final class RestApi {
    * (likewise) answers the revocation check and, for a buyer without any order, the key check;
    * null: both read the database. {@code copiesAnsweredAtArrival}: whether a copy of a success
    * the order already applied is answered at arrival (false only while a negative control has the
-   * status rule it stands for switched off).
+   * status rule it stands for switched off). {@code channels}: the payment channels by id, each with
+   * its callback format (its secrets with it).
    */
-  public record Services(Database db, Orders orders, TokenService tokens, PaymentChannel channel,
+  public record Services(Database db, Orders orders, TokenService tokens, PaymentChannels channels,
       WorkflowServiceStubs temporal, Reconciler reconciler, WorkflowAudit audit, OrphanRepair repair,
       StockView stockView, PrincipalView principalView, java.util.function.BooleanSupplier copiesAnsweredAtArrival) {}
 
@@ -121,7 +122,7 @@ public final class RestApi {
             eventsResource.endStreams();
           }
         }));
-    CallbackResource callbacks = new CallbackResource(new Notifications(d.db(), d.copiesAnsweredAtArrival()), queries, d.orders(), s.callbackSecrets());
+    CallbackResource callbacks = new CallbackResource(new Notifications(d.db(), d.copiesAnsweredAtArrival()), queries, d.orders(), d.channels());
     env.jersey().register(callbacks);
     env.metrics().register("flashsale.callbacks.answeredAtArrival", callbacks.answeredAtArrival());
     env.jersey().register(new OpenApiResource());
@@ -174,6 +175,9 @@ public final class RestApi {
 
     env.healthChecks().register("postgresql", Checks.postgres(d.db()));
     env.healthChecks().register("temporal", Checks.temporal(d.temporal()));
-    env.healthChecks().register("channel", Checks.channel(d.channel()));
+    env.healthChecks().register("channel", Checks.channel(d.channels().defaultChannel()));
+    for (String id : d.channels().ids()) {
+      if (!id.equals(d.channels().defaultId())) env.healthChecks().register("channel-" + id, Checks.channel(d.channels().get(id).channel()));
+    }
   }
 }

@@ -20,7 +20,12 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 class ChannelStubTest {
   private static final String SECRET = "test-secret";
@@ -271,33 +276,23 @@ class ChannelStubTest {
     assertTrue((cb.atNanos() - t0) / 1_000_000 >= 550, "callback delayed");
   }
 
-  @Test
-  void heldCallbacksAreReleasedInReverseOrder() throws Exception {
-    faults(Map.of("merchant_order", "mo-12", "hold_callbacks", true));
-    charge("mo-12", 100);
-    assertEquals(200, refund("mo-12", "rk", 100, Duration.ofSeconds(5)).status());
+  @ParameterizedTest(name = "{0}: {1} then {2}")
+  @CsvSource({"reverse, REFUNDED, CHARGED", "fifo, CHARGED, REFUNDED"})
+  void heldCallbacksAreReleasedInTheAskedOrder(String order, String first, String second) throws Exception {
+    String mo = "mo-12-" + order;
+    faults(Map.of("merchant_order", mo, "hold_callbacks", true));
+    charge(mo, 100);
+    assertEquals(200, refund(mo, "rk", 100, Duration.ofSeconds(5)).status());
     Thread.sleep(300);
-    assertTrue(receiver.of("mo-12").isEmpty(), "held");
+    assertTrue(receiver.of(mo).isEmpty(), "held");
 
-    Resp released = client.post("/_callbacks/release", Map.of("merchant_order", "mo-12", "order", "reverse"));
+    Resp released = client.post("/_callbacks/release", Map.of("merchant_order", mo, "order", order));
     assertEquals(200, released.status());
     assertEquals(2, released.body().path("released").asInt());
-    List<CallbackReceiver.Received> cbs = receiver.of("mo-12");
-    assertEquals(2, cbs.size(), "delivered before the release answer");
-    assertEquals("REFUNDED", cbs.get(0).json().path("kind").asText());
-    assertEquals("CHARGED", cbs.get(1).json().path("kind").asText());
-    assertEquals(0, client.post("/_callbacks/release", Map.of("merchant_order", "mo-12", "order", "fifo"))
-        .body().path("released").asInt());
-  }
-
-  @Test
-  void heldCallbacksFifo() throws Exception {
-    faults(Map.of("merchant_order", "mo-13", "hold_callbacks", true));
-    charge("mo-13", 100);
-    refund("mo-13", "rk", 100, Duration.ofSeconds(5));
-    client.post("/_callbacks/release", Map.of("merchant_order", "mo-13", "order", "fifo"));
-    List<String> kinds = receiver.of("mo-13").stream().map(r -> r.json().path("kind").asText()).toList();
-    assertEquals(List.of("CHARGED", "REFUNDED"), kinds);
+    List<String> kinds = receiver.of(mo).stream().map(r -> r.json().path("kind").asText()).toList();
+    assertEquals(List.of(first, second), kinds, "delivered before the release answer, in the asked order");
+    assertEquals(0, client.post("/_callbacks/release", Map.of("merchant_order", mo, "order", "fifo"))
+        .body().path("released").asInt(), "nothing left held");
   }
 
   @Test
@@ -448,20 +443,29 @@ class ChannelStubTest {
     assertEquals("NOT_FOUND", client.get("/charges/mo-17").body().path("status").asText());
   }
 
+  /** A request the stub refuses: method, path, raw body (null for a GET), the status and the error code if it names one. */
+  static Stream<Arguments> badRequestsAndUnknownPaths() {
+    return Stream.of(
+        Arguments.of("POST", "/charge", "{not json", 400, "BAD_REQUEST"),
+        Arguments.of("POST", "/charge", "{\"merchant_order\":\"x\",\"amount\":1}", 400, null),
+        Arguments.of("POST", "/refund", "{\"merchant_order\":\"x\"}", 400, null),
+        Arguments.of("POST", "/_faults", "{\"callback_copies\":\"many\"}", 400, null),
+        Arguments.of("GET", "/nope", null, 404, "NOT_FOUND"),
+        Arguments.of("GET", "/charge", null, 405, null));
+  }
+
+  @ParameterizedTest(name = "{0} {1} {2}: {3}")
+  @MethodSource
+  void badRequestsAndUnknownPaths(String method, String path, String body, int status, String error) throws Exception {
+    Resp r = method.equals("GET") ? client.get(path) : client.post(path, body, Duration.ofSeconds(5));
+    assertEquals(status, r.status());
+    if (error != null) assertEquals(error, r.body().path("error").asText());
+  }
+
   @Test
-  void badRequestsAndUnknownPaths() throws Exception {
-    Resp malformed = client.post("/charge", "{not json", Duration.ofSeconds(5));
-    assertEquals(400, malformed.status());
-    assertEquals("BAD_REQUEST", malformed.body().path("error").asText());
-    assertTrue(malformed.body().has("message"));
+  void aMalformedOrIncompleteChargeSaysWhatIsWrong() throws Exception {
+    assertTrue(client.post("/charge", "{not json", Duration.ofSeconds(5)).body().has("message"));
     Resp missing = client.post("/charge", Map.of("merchant_order", "x", "amount", 1));
-    assertEquals(400, missing.status());
     assertTrue(missing.body().path("message").asText().contains("notify_url"));
-    assertEquals(400, client.post("/refund", Map.of("merchant_order", "x")).status());
-    assertEquals(400, client.post("/_faults", Map.of("callback_copies", "many")).status());
-    Resp unknown = client.get("/nope");
-    assertEquals(404, unknown.status());
-    assertEquals("NOT_FOUND", unknown.body().path("error").asText());
-    assertEquals(405, client.get("/charge").status());
   }
 }

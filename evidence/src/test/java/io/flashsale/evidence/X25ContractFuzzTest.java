@@ -85,6 +85,9 @@ class X25ContractFuzzTest {
     ProcessBuilder pb = new ProcessBuilder(command).directory(work.toFile()) // its .hypothesis cache stays in target/
         .redirectErrorStream(true).redirectOutput(output.toFile());
     pb.environment().put("NO_COLOR", "1");
+    // its workers parse source for Hypothesis' descriptions one at a time (see x25_hooks.py)
+    pb.environment().put("PYTHONPATH", Path.of("target", "test-classes", "schemathesis-hooks").toAbsolutePath().toString());
+    pb.environment().put("SCHEMATHESIS_HOOKS", "x25_hooks");
     long started = System.nanoTime();
     Process p = pb.start();
     boolean finished;

@@ -15,6 +15,7 @@ import io.flashsale.launcher.cli.RelayCommand;
 import io.flashsale.launcher.cli.WorkerCommand;
 import io.flashsale.outbox.OutboxRelay;
 import io.flashsale.paymentchannel.PaymentChannel;
+import io.flashsale.paymentchannel.PaymentChannels;
 import io.flashsale.persistence.Database;
 import io.flashsale.persistence.Skus;
 import io.flashsale.reconciliation.Reconciler;
@@ -175,7 +176,8 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
       skus.upsert(cfg.seed.tenant, cfg.seed.sku, cfg.seed.total, cfg.seed.unitPrice, cfg.seed.perUserLimit);
     }
 
-    PaymentChannel channel = cfg.channel.open(channelUrl, cfg.channel.notifyUrl);
+    PaymentChannels channels = cfg.channel.open(channelUrl, cfg.channel.notifyUrl);
+    PaymentChannel channel = channels.defaultChannel();
 
     boolean external = engine == io.flashsale.launcher.TemporalEngine.EXTERNAL;
     io.flashsale.launcher.observe.SdkMetrics metrics = new io.flashsale.launcher.observe.SdkMetrics();
@@ -184,7 +186,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     boolean inMemory = engine == io.flashsale.launcher.TemporalEngine.EMBEDDED;
     if (!inMemory) temporal.awaitReady(cfg.temporal.namespace, Duration.ofSeconds(60));
     temporal.ensureSearchAttributes(cfg.temporal.namespace, inMemory);
-    if (cfg.worker) cfg.registerWorker(temporal, db, channel, safeguards);
+    if (cfg.worker) cfg.registerWorker(temporal, db, channels, safeguards);
     env.lifecycle().manage(new Managed() {
       @Override
       public void stop() {
@@ -231,7 +233,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     // the fulfillment check reads the in-process consumer only when the events go to it: with the
     // relay pointed elsewhere its tables stay empty, and the report must say "not checked"
     boolean eventsReachThisConsumer = cfg.relay.consumerUrl == null || cfg.relay.consumerUrl.isBlank();
-    Reconciler reconciler = new Reconciler(db, channel, eventsReachThisConsumer ? consumer : null);
+    Reconciler reconciler = new Reconciler(db, channels, eventsReachThisConsumer ? consumer : null);
     TokenService tokens = new TokenService(TokenService.keys(cfg.auth.secret, cfg.auth.keys), cfg.auth.signingKeyId,
         cfg.auth.tokenTtlSeconds, Clock.systemUTC());
     WorkflowAudit audit = new WorkflowAudit(temporal.service(), temporal.client(), cfg.temporal.namespace);
@@ -243,9 +245,8 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
             cfg.maxCreatesInFlightPerPrincipal,
             cfg.maxExports, cfg.maxExportsPerPrincipal, cfg.maxEventStreams, cfg.maxEventStreamsPerPrincipal,
             cfg.maxEventStreamMs, cfg.eventStreamHeartbeatMs,
-            java.util.Arrays.asList(cfg.channel.callbackSecret, cfg.channel.previousCallbackSecret),
             cfg.auth.devLoginEnabled(cfg.embedded), cfg.auth.secureCookie, cfg.embedded, cfg.auth.adminToken),
-        new RestApi.Services(db, orders, tokens, channel, temporal.service(), reconciler, audit, repair,
+        new RestApi.Services(db, orders, tokens, channels, temporal.service(), reconciler, audit, repair,
             stockView, principalView, () -> safeguards.on(Safeguards.Safeguard.TRANSITION_PRECONDITION)));
 
     // the postmaster itself: down at once when it dies (the pool's check waits out its connection timeout)

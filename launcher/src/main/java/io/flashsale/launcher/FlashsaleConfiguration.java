@@ -7,8 +7,10 @@ import io.flashsale.activities.HotRowGate;
 import io.flashsale.activities.OrderActivitiesImpl;
 import io.flashsale.activities.Safeguards;
 import io.flashsale.launcher.observe.SdkMetrics;
-import io.flashsale.paymentchannel.PaymentChannel;
+import io.flashsale.paymentchannel.PaymentChannels;
 import io.flashsale.paymentchannel.http.HttpPaymentChannel;
+import io.flashsale.paymentchannel.http.SignedJsonCallbacks;
+import io.flashsale.persistence.OrderQueries;
 import io.flashsale.persistence.Database;
 import io.flashsale.workflows.OrderSettings;
 import jakarta.validation.Valid;
@@ -86,10 +88,10 @@ public class FlashsaleConfiguration extends Configuration {
    * The worker's activities on this configuration's pool and channel, registered on the runtime;
    * the server and the worker command both register through here.
    */
-  public void registerWorker(TemporalRuntime runtime, Database db, PaymentChannel channel, Safeguards safeguards) {
+  public void registerWorker(TemporalRuntime runtime, Database db, PaymentChannels channels, Safeguards safeguards) {
     HotRowGate hotRow = new HotRowGate(database.hotRowConcurrency, DatabaseTimeouts.connectionTimeout(database));
     runtime.registerWorker(new OrderActivitiesImpl(db, Duration.ofMillis(orders.reservationTtlMs), safeguards, hotRow),
-        new ChannelActivitiesImpl(channel, safeguards), workerWorkflows, workerActivities,
+        new ChannelActivitiesImpl(channels, new OrderQueries(db)::channelOf, safeguards), workerWorkflows, workerActivities,
         TemporalRuntime.workerOptions(database.maxPoolSize, temporal));
   }
 
@@ -199,9 +201,13 @@ public class FlashsaleConfiguration extends Configuration {
   }
 
   public static class ChannelSettings {
-    /** The channel's HTTP adapter at {@code baseUrl}, asking for callbacks at {@code notifyUrl}. */
-    public PaymentChannel open(String baseUrl, String notifyUrl) {
-      return new HttpPaymentChannel(baseUrl, notifyUrl, Duration.ofMillis(timeoutMs), merchantKey);
+    /**
+     * The channels: the HTTP adapter at {@code baseUrl}, asking for callbacks at {@code notifyUrl},
+     * with the stub's signed callbacks, registered as {@value PaymentChannels#DEFAULT}.
+     */
+    public PaymentChannels open(String baseUrl, String notifyUrl) {
+      return PaymentChannels.single(new HttpPaymentChannel(baseUrl, notifyUrl, Duration.ofMillis(timeoutMs), merchantKey),
+          new SignedJsonCallbacks(java.util.Arrays.asList(callbackSecret, previousCallbackSecret)));
     }
 
     /** External channel; ignored when embedded. */

@@ -146,7 +146,9 @@ class OrderWorkflowPropertiesTest {
     orders = new Orders(env.getWorkflowClient(), SETTINGS, Duration.ofSeconds(30));
     CallbackResource callbackResource = new CallbackResource(
         new Notifications(db, () -> safeguards.on(Safeguards.Safeguard.TRANSITION_PRECONDITION)), new OrderQueries(db), orders,
-        java.util.List.of(CALLBACK_SECRET));
+        io.flashsale.paymentchannel.PaymentChannels.single(new HttpPaymentChannel(
+            "http://127.0.0.1:1", "http://127.0.0.1:1", Duration.ofMillis(CHANNEL_TIMEOUT_MS), MERCHANT_KEY),
+            new io.flashsale.paymentchannel.http.SignedJsonCallbacks(java.util.List.of(CALLBACK_SECRET))));
     receiverThreads = Executors.newCachedThreadPool(r -> {
       Thread t = new Thread(r, "pbt-callbacks");
       t.setDaemon(true);
@@ -159,8 +161,7 @@ class OrderWorkflowPropertiesTest {
         byte[] raw = ex.getRequestBody().readAllBytes();
         String mo = HttpJson.JSON.readTree(raw).path("merchant_order").asText();
         callbacks.computeIfAbsent(mo, k -> new CopyOnWriteArrayList<>()).add(raw);
-        int status = callbackResource.receive(ex.getRequestHeaders().getFirst(
-            io.flashsale.paymentchannel.CallbackSignatures.HEADER), raw).getStatus();
+        int status = callbackResource.receive(ex.getRequestHeaders()::getFirst, raw).getStatus();
         ex.sendResponseHeaders(status, -1);
       }
     });

@@ -40,7 +40,7 @@ public final class Notifications {
       + " WHERE p.merchant_order = ? AND p.notify_id = ? AND p.kind = ? AND p.amount = ? AND p.txn IS NOT DISTINCT FROM ?"
       + " AND p.source = 'callback' AND p.effect IS NOT NULL"
       + " AND p.effect NOT IN ('" + UNKNOWN_ORDER + "', '" + NOT_DELIVERED + "')) AS applied),"
-      + " settled AS (SELECT o.status FROM orders o, earlier e WHERE o.order_id = ? AND o.amount = ?"
+      + " settled AS (SELECT o.status FROM orders o, earlier e WHERE o.order_id = ? AND o.channel = ? AND o.amount = ?"
       + " AND o.status IN (" + settledStatuses() + ") AND (o.charge_txn = ? OR e.applied))"
       + " INSERT INTO payment_notification (notify_id, merchant_order, kind, amount, txn, effect, applied_at)"
       + " VALUES (?, ?, ?, ?, ?, (SELECT ? || ' ' || status FROM settled), (SELECT now() FROM settled))"
@@ -86,6 +86,15 @@ public final class Notifications {
    * without one, for the workflow to apply.
    */
   public Arrival recordArrival(String notifyId, String merchantOrder, String kind, long amount, String txn) {
+    return recordArrival(OrderQueries.DEFAULT_CHANNEL, notifyId, merchantOrder, kind, amount, txn);
+  }
+
+  /**
+   * The same, for a notice that arrived through channel {@code channel}: only an order of that
+   * channel can answer it at arrival (a channel never speaks for another channel's order).
+   */
+  public Arrival recordArrival(String channel, String notifyId, String merchantOrder, String kind, long amount,
+      String txn) {
     return db.read(c -> {
       boolean charged = CHARGED.equals(kind) && answersCopies.getAsBoolean();
       try (PreparedStatement ps = c.prepareStatement(charged ? RECORD_CHARGED : RECORD)) {
@@ -97,6 +106,7 @@ public final class Notifications {
           ps.setLong(i++, amount);
           ps.setString(i++, txn);
           ps.setString(i++, merchantOrder);
+          ps.setString(i++, channel);
           ps.setLong(i++, amount);
           ps.setString(i++, txn); // a null txn matches no charge
         }

@@ -16,19 +16,44 @@ public final class OrderQueries {
   /** One transition; {@code fromStatus} is null for the first (the create). */
   public record TimelineEntry(OrderStatus fromStatus, OrderStatus toStatus, int version, String cause, String at) {}
 
+  /** The channel an order is on when it names none: {@code orders.channel}'s default (V9). */
+  public static final String DEFAULT_CHANNEL = "default";
+
+  /** One order; {@code channel} is the id of the payment channel it is paid through (V9). */
   public record OrderDetails(String orderId, String tenant, String subject, String requestKey, OrderStatus status,
       int version, String sku, int quantity, long amount, String note, String reservationKey,
-      String reservationStatus, String workflowId, String createdAt, List<TimelineEntry> timeline) {}
+      String reservationStatus, String workflowId, String createdAt, List<TimelineEntry> timeline, String channel) {
+
+    /** An order on the default channel. */
+    public OrderDetails(String orderId, String tenant, String subject, String requestKey, OrderStatus status,
+        int version, String sku, int quantity, long amount, String note, String reservationKey,
+        String reservationStatus, String workflowId, String createdAt, List<TimelineEntry> timeline) {
+      this(orderId, tenant, subject, requestKey, status, version, sku, quantity, amount, note, reservationKey,
+          reservationStatus, workflowId, createdAt, timeline, DEFAULT_CHANNEL);
+    }
+  }
 
   private static final String SELECT =
       "SELECT o.order_id, o.tenant, o.subject, o.request_key, o.status, o.version, o.sku, o.quantity, o.amount,"
-          + " o.note, o.reservation_key, r.status, o.workflow_id, o.created_at"
+          + " o.note, o.reservation_key, r.status, o.workflow_id, o.created_at, o.channel"
           + " FROM orders o LEFT JOIN reservation r ON r.reservation_key = o.reservation_key";
 
   private final Database db;
 
   public OrderQueries(Database db) {
     this.db = db;
+  }
+
+  /** The id of the payment channel an order is on, or null for an unknown order. */
+  public String channelOf(String orderId) {
+    return db.read(c -> {
+      try (PreparedStatement ps = c.prepareStatement("SELECT channel FROM orders WHERE order_id = ?")) {
+        ps.setString(1, orderId);
+        try (ResultSet rs = ps.executeQuery()) {
+          return rs.next() ? rs.getString(1) : null;
+        }
+      }
+    });
   }
 
   public OrderDetails get(String orderId) {
@@ -54,7 +79,7 @@ public final class OrderQueries {
       }
       return new OrderDetails(head.orderId(), head.tenant(), head.subject(), head.requestKey(), head.status(),
           head.version(), head.sku(), head.quantity(), head.amount(), head.note(), head.reservationKey(),
-          head.reservationStatus(), head.workflowId(), head.createdAt(), timeline);
+          head.reservationStatus(), head.workflowId(), head.createdAt(), timeline, head.channel());
     });
   }
 
@@ -250,7 +275,7 @@ public final class OrderQueries {
   private static OrderDetails row(ResultSet rs, List<TimelineEntry> timeline) throws SQLException {
     return new OrderDetails(rs.getString(1), rs.getString(2), rs.getString(3), rs.getString(4), status(rs.getString(5)),
         rs.getInt(6), rs.getString(7), rs.getInt(8), rs.getLong(9), rs.getString(10), rs.getString(11),
-        rs.getString(12), rs.getString(13), rs.getTimestamp(14).toInstant().toString(), timeline);
+        rs.getString(12), rs.getString(13), rs.getTimestamp(14).toInstant().toString(), timeline, rs.getString(15));
   }
 
   /** The column holds enum names only (a CHECK constraint on orders.status; transitions are written from the enum). */

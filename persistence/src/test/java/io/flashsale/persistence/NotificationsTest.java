@@ -120,6 +120,16 @@ class NotificationsTest {
         "beside a negative control the copy reaches the rule it would have skipped");
   }
 
+  /** Another channel's notice never speaks for an order: not even the copy of its own settled charge. */
+  @Test
+  void aNoticeThroughAnotherChannelIsNotAnsweredAtArrival() {
+    String order = orderIn(OrderStatus.PAID, "txn-b");
+    assertNull(notifications().recordArrival("other", "ntf-b", order, "CHARGED", AMOUNT, "txn-b").effect(),
+        "the order is on the default channel");
+    assertEquals(Effect.of(Effect.Kind.DUPLICATE, OrderStatus.PAID).label(),
+        notifications().recordArrival(OrderQueries.DEFAULT_CHANNEL, "ntf-b", order, "CHARGED", AMOUNT, "txn-b").effect());
+  }
+
   // ---- orders and arrivals, as the workflow's steps leave them
 
   /** A new order walked to {@code status} along the state machine, no charge known on it. */

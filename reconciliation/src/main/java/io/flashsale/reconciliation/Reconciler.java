@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.flashsale.domain.OrderStatus;
 import io.flashsale.domain.Shipments;
 import io.flashsale.paymentchannel.PaymentChannel;
+import io.flashsale.paymentchannel.PaymentChannels;
 import io.flashsale.paymentchannel.StatementRow;
 import io.flashsale.persistence.Database;
 import io.flashsale.persistence.Inventory;
@@ -57,7 +58,8 @@ public final class Reconciler {
 
   private final Database db;
   private final OrderQueries orderQueries;
-  private final PaymentChannel channel;
+  /** Every registered channel: their ledgers are merged (an order is charged on its own channel only). */
+  private final List<PaymentChannel> channels;
   /** The fulfillment consumer's shipments; null when no consumer is reachable (not checked). */
   private final Shipments shipments;
 
@@ -66,9 +68,18 @@ public final class Reconciler {
   }
 
   public Reconciler(Database db, PaymentChannel channel, Shipments shipments) {
+    this(db, List.of(channel), shipments);
+  }
+
+  /** Reconciles against the ledgers of every registered channel, merged. */
+  public Reconciler(Database db, PaymentChannels channels, Shipments shipments) {
+    this(db, channels.ids().stream().map(id -> channels.get(id).channel()).toList(), shipments);
+  }
+
+  private Reconciler(Database db, List<PaymentChannel> channels, Shipments shipments) {
     this.db = db;
     this.orderQueries = new OrderQueries(db);
-    this.channel = channel;
+    this.channels = List.copyOf(channels);
     this.shipments = shipments;
   }
 
@@ -84,7 +95,9 @@ public final class Reconciler {
     });
     if (workflows != null) workflows.begin();
     Map<String, LedgerEntry> ledger = new HashMap<>();
-    for (StatementRow row : channel.statement()) {
+    List<StatementRow> statement = new ArrayList<>();
+    for (PaymentChannel channel : channels) statement.addAll(channel.statement());
+    for (StatementRow row : statement) {
       LedgerEntry l = ledger.getOrDefault(row.merchantOrder(), LedgerEntry.NONE);
       switch (row.movement()) {
         case CHARGE -> ledger.put(row.merchantOrder(), l.plusCharge(row.amount()));

@@ -1,12 +1,9 @@
 package io.flashsale.tools;
 
 import io.flashsale.launcher.FlashsaleApplication;
-import io.flashsale.launcher.TemporalEngine;
 import io.flashsale.launcher.cli.HttpJson;
+import io.flashsale.tools.bench.Charts;
 import io.flashsale.tools.bench.CpuSplit;
-import io.flashsale.tools.bench.EngineCeiling;
-import io.flashsale.tools.bench.JfrSummary;
-import io.flashsale.tools.bench.LinePlot;
 import io.flashsale.tools.bench.Load;
 import io.flashsale.tools.bench.ScenarioResult;
 import io.flashsale.tools.bench.ServiceCpu;
@@ -14,14 +11,9 @@ import io.flashsale.tools.bench.Stats;
 import io.flashsale.tools.bench.SweepPoint;
 import io.flashsale.tools.bench.SweepTable;
 import io.flashsale.tools.bench.TaskLatencies;
-import io.flashsale.tools.bench.ThreadCpu;
-import io.flashsale.tools.bench.Wrk;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.PreparedStatement;
@@ -63,15 +55,15 @@ final class Bench {
   private final FlashsaleApplication.Wiring w;
   private final String apiUrl;
   private final String adminUrl;
-  /** Reads the service's SDK metrics before and after every scenario. */
-  private final HttpJson metricsClient;
   private final Options o;
   private final PrintStream out;
-  private final StringBuilder report = new StringBuilder();
+  private final BenchReport report;
   private final ServiceCpu cpu;
   private final int cores = Runtime.getRuntime().availableProcessors();
   private final boolean pgbench = onPath("pgbench");
-  private boolean broken;
+  /** Runs each scenario in its child JVM and measures its window. */
+  private final LoadJvm jvm;
+  private final WrkFigures wrk;
 
   /** The orders' worker: the engine ceiling's worker gets the same options and cache size. */
   record OrdersWorker(io.temporal.worker.WorkerFactoryOptions cache, io.temporal.worker.WorkerOptions options) {}
@@ -84,10 +76,12 @@ final class Bench {
     this.ordersWorker = ordersWorker;
     this.apiUrl = apiUrl;
     this.adminUrl = adminUrl;
-    this.metricsClient = new HttpJson(adminUrl, null, Duration.ofSeconds(10));
     this.o = o;
     this.out = out;
     this.cpu = new ServiceCpu(this::postmaster);
+    this.report = new BenchReport(out);
+    this.jvm = new LoadJvm(w, apiUrl, adminUrl, o, report, cpu, cores, ordersWorker);
+    this.wrk = new WrkFigures(w, apiUrl, adminUrl, o, report, cpu, cores);
   }
 
   /** The engine ceiling, B1, B1 sold out, the JDBC and pgbench ceilings, B2, B3; returns the exit code. */
@@ -98,11 +92,10 @@ final class Bench {
         + " | b2 orders=" + o.orders() + " | b3 orders=" + o.stormOrders() + " x " + o.copies() + " copies"
         + " | load JVM -Xmx" + o.loadHeap() + (o.profile() ? " | JFR on" : "") + " | scenarios " + String.join(",", scenarios())
         + (o.fsyncCost() ? " | fsync cost: b1 again with fsync on" : ""));
-    StringBuilder kept = new StringBuilder(report);
+    String kept = report.text();
     line("warm-up (not reported) ...");
-    for (String s : scenarios()) load(s, 0, warmUpSizes(s), false);
-    report.setLength(0);
-    report.append(kept).append("(warm-up run 0 not reported)\n");
+    for (String s : scenarios()) jvm.load(s, 0, warmUpSizes(s), false);
+    report.replaceWith(kept + "(warm-up run 0 not reported)\n");
 
     Map<String, List<Double>> medians = new LinkedHashMap<>();
     Map<String, List<Measured>> byScenario = new LinkedHashMap<>();
@@ -113,14 +106,14 @@ final class Bench {
       for (String s : scenarios()) {
         // b1's units (--units) only for the measured runs: the warm-up's SKU is sized to its own buyers
       List<String> sizes = s.equals("b1") && o.units() > 0 ? List.of("--stock", String.valueOf(o.units())) : List.of();
-      Measured m = load(s, r, sizes, o.profile());
+      Measured m = jvm.load(s, r, sizes, o.profile());
         thisRun.put(s, m);
         byScenario.computeIfAbsent(s, k -> new ArrayList<>()).add(m);
         collect(medians, m);
         if (s.equals("b1") && !Double.isNaN(m.result().rate())) memory(medians);
       }
-      if (scenarios().contains("b1-sold-out")) lightFloors(medians);
-      if (scenarios().contains("b3")) lightCallbackCopies(r, medians);
+      if (scenarios().contains("b1-sold-out")) wrk.lightFloors(medians);
+      if (scenarios().contains("b3")) wrk.lightCallbackCopies(r, medians);
       ratios(thisRun, medians);
       if (o.fsyncCost()) fsyncCost(r, thisRun, byScenario, medians);
     }
@@ -131,9 +124,9 @@ final class Bench {
     line("medians over " + o.runs() + (o.runs() == 1 ? " run:" : " runs:"));
     byScenario.forEach((s, ms) -> line(medianLine(s, ms)));
     medians.forEach((k, v) -> line(Stats.medianLine(k, v)));
-    line(broken ? "!! an invariant broke (see the !! lines)" : "invariants held in every run; reconcile clean after every scenario");
-    write("bench-" + o.stamp() + ".txt", report.toString());
-    return broken ? 1 : 0;
+    line(report.broken() ? "!! an invariant broke (see the !! lines)" : "invariants held in every run; reconcile clean after every scenario");
+    write("bench-" + o.stamp() + ".txt", report.text());
+    return report.broken() ? 1 : 0;
   }
 
   /**
@@ -148,13 +141,13 @@ final class Bench {
     List<String> sizes = o.units() > 0 ? List.of("--stock", String.valueOf(o.units())) : List.of();
     Measured off = thisRun.get("b1");
     if (off == null) {
-      off = load("b1", run, sizes, o.profile());
+      off = jvm.load("b1", run, sizes, o.profile());
       byScenario.computeIfAbsent("b1", k -> new ArrayList<>()).add(off);
     }
     line("  PostgreSQL " + durability(true));
     Measured on;
     try {
-      on = load("b1", run, sizes, o.profile());
+      on = jvm.load("b1", run, sizes, o.profile());
     } finally {
       line("  PostgreSQL " + durability(false));
     }
@@ -165,181 +158,6 @@ final class Bench {
     line(String.format("  fsync cost: b1 %.1f %s with fsync off, %.1f with fsync and full_page_writes on%s", a,
         off.result().rateUnit(), b, ratio(a, b) ? String.format(" (off/on = %.2f)", a / b) : ""));
     if (ratio(a, b)) put(medians, "ratio b1 fsync off/on", a / b);
-  }
-
-  /** How long each wrk measurement runs. */
-  static final int WRK_SECONDS = 10;
-
-  /**
-   * The sold-out answer against the same Jetty's trivial answer (the admin port's GET /ping), both
-   * from wrk at the same connections in this run: a generator light enough that the ratio is the
-   * server's. Without wrk on the PATH this says so and measures nothing.
-   */
-  private void lightFloors(Map<String, List<Double>> medians) {
-    if (!Wrk.onPath()) {
-      line("  wrk: not on the PATH (apt-get install wrk): no floor and no light-generator sold-out figure");
-      return;
-    }
-    try {
-      wrkFloors(medians);
-    } catch (Exception e) { // a measurement that could not run: said, and the bench goes on
-      line("  wrk: could not measure the floors: " + e);
-    }
-  }
-
-  private void wrkFloors(Map<String, List<Double>> medians) throws Exception {
-    HttpJson admin = new HttpJson(adminUrl, null, Duration.ofSeconds(30));
-    String sku = "bench-wrk-" + o.stamp().replace("-", "") + "-" + System.nanoTime() % 100_000;
-    HttpJson.Reply made = admin.post("/tasks/sku?tenant=t1&sku=" + sku + "&total=0&unit_price=1990&per_user_limit=1", null);
-    if (made.status() != 200) throw new IllegalStateException("creating " + sku + ": " + made.status() + " " + made.raw());
-    String token = new HttpJson(apiUrl, null, Duration.ofSeconds(30)).login("t1", "bench-wrk").token();
-    Wrk.Result floor = wrk("floor (wrk GET /ping, admin port)", Wrk.get(adminUrl + "/ping", 200, o.concurrency(),
-        WRK_SECONDS), "answer");
-    Wrk.Result soldOut = wrk("sold out (wrk POST /orders, 409 SOLD_OUT)", Wrk.create(apiUrl, token, sku, 409,
-        o.concurrency(), WRK_SECONDS), "sold-out answer");
-    long orders = w.db().read(c -> {
-      try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM orders WHERE sku = ?")) {
-        ps.setString(1, sku);
-        try (ResultSet rs = ps.executeQuery()) {
-          rs.next();
-          return rs.getLong(1);
-        }
-      }
-    });
-    if (orders != 0) flag(orders + " orders on the wrk SKU that has no stock");
-    if (soldOut.otherStatus() > 0 || soldOut.socketErrors() > 0) {
-      flag("wrk sold out: " + soldOut.otherStatus() + " answers other than 409, " + soldOut.socketErrors() + " socket errors");
-    }
-    put(medians, "wrk floor answers/s", floor.rate());
-    put(medians, "wrk floor p99 ms", floor.p99Ms());
-    put(medians, "wrk sold_out/s", soldOut.rate());
-    put(medians, "wrk sold_out p99 ms", soldOut.p99Ms());
-    if (ratio(soldOut.rate(), floor.rate())) {
-      line(String.format("  ratio sold-out / floor (both wrk) = %.3f", soldOut.rate() / floor.rate()));
-      put(medians, "ratio wrk sold_out/floor", soldOut.rate() / floor.rate());
-    }
-  }
-
-  /** The notices that paid a run's B3 orders (their notify ids begin with Load.stormNotifyIdPrefix). */
-  private static final String STORM_NOTICES = "SELECT n.notify_id, n.merchant_order, n.kind, n.amount, n.txn"
-      + " FROM payment_notification n WHERE n.effect = 'PAID' AND n.notify_id LIKE ? || '%'"
-      + " ORDER BY n.id DESC LIMIT 20";
-
-  /** The arrivals of some orders once wrk's copies were sent; {@code lastId} the newest id before them. */
-  private static final String AFTER_COPIES = "SELECT count(*) FILTER (WHERE id > ?),"
-      + " count(*) FILTER (WHERE effect IS NULL), count(*) FILTER (WHERE effect = 'PAID'),"
-      // answered at arrival: the effect came with the INSERT (applied_at = received_at), and it is a duplicate's
-      + " count(*) FILTER (WHERE id > ? AND (applied_at IS DISTINCT FROM received_at OR effect NOT LIKE 'DUPLICATE %')),"
-      + " (SELECT count(*) FROM outbox WHERE order_id = ANY (?) AND event_type = 'ORDER_PAID')"
-      + " FROM payment_notification WHERE merchant_order = ANY (?)";
-
-  /**
-   * A channel's retry storm at its steady state, from wrk: copies of the notices B3's orders
-   * applied, signed as the channel signs them, each answered at arrival ({@code DUPLICATE PAID},
-   * docs/DESIGN.md §Callbacks). Afterwards every arrival has its effect and each order is still
-   * PAID once, with one ORDER_PAID event.
-   */
-  private void lightCallbackCopies(int run, Map<String, List<Double>> medians) {
-    if (!Wrk.onPath()) {
-      line("  wrk: not on the PATH: no light-generator figure for callback copies");
-      return;
-    }
-    try {
-      wrkCallbackCopies(run, medians);
-    } catch (Exception e) {
-      line("  wrk: could not measure the callback copies: " + e);
-    }
-  }
-
-  private void wrkCallbackCopies(int run, Map<String, List<Double>> medians) throws Exception {
-    List<Map<String, Object>> notices = w.db().read(c -> {
-      List<Map<String, Object>> rows = new ArrayList<>();
-      try (PreparedStatement ps = c.prepareStatement(STORM_NOTICES)) {
-        ps.setString(1, Load.stormNotifyIdPrefix(run));
-        try (ResultSet rs = ps.executeQuery()) {
-          while (rs.next()) {
-            Map<String, Object> n = new LinkedHashMap<>();
-            n.put("notify_id", rs.getString(1));
-            n.put("merchant_order", rs.getString(2));
-            n.put("kind", rs.getString(3));
-            n.put("amount", rs.getLong(4));
-            n.put("txn", rs.getString(5));
-            rows.add(n);
-          }
-        }
-      }
-      return rows;
-    });
-    if (notices.isEmpty()) {
-      line("  wrk: no applied B3 notice to copy");
-      return;
-    }
-    List<String> orders = notices.stream().map(n -> (String) n.get("merchant_order")).toList();
-    String secret = w.callbackSecret();
-    long now = System.currentTimeMillis() / 1000; // the signatures stay valid for 300 s, the run takes 10
-    List<Wrk.SignedCallback> copies = new ArrayList<>();
-    for (Map<String, Object> n : notices) copies.add(Wrk.SignedCallback.of(HttpJson.JSON.writeValueAsString(n), secret, now));
-    long lastId = w.db().read(c -> {
-      try (PreparedStatement ps = c.prepareStatement(
-          "SELECT coalesce(max(id), 0) FROM payment_notification WHERE merchant_order = ANY (?)")) {
-        ps.setArray(1, c.createArrayOf("text", orders.toArray()));
-        try (ResultSet rs = ps.executeQuery()) {
-          rs.next();
-          return rs.getLong(1);
-        }
-      }
-    });
-    Wrk.Result r = wrk("callback copies (wrk POST /callbacks/payment, " + notices.size() + " applied notices, answered at arrival)",
-        Wrk.callbacks(apiUrl, copies, 200, o.concurrency(), WRK_SECONDS), "callback copy");
-    long[] after = w.db().read(c -> {
-      try (PreparedStatement ps = c.prepareStatement(AFTER_COPIES)) {
-        java.sql.Array ids = c.createArrayOf("text", orders.toArray());
-        ps.setLong(1, lastId);
-        ps.setLong(2, lastId);
-        ps.setArray(3, ids);
-        ps.setArray(4, ids);
-        try (ResultSet rs = ps.executeQuery()) {
-          rs.next();
-          return new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5)};
-        }
-      }
-    });
-    long recorded = after[0];
-    long waiting = after[1];
-    long paidEffects = after[2];
-    long notAtArrival = after[3];
-    long paidEvents = after[4];
-    line(String.format("    %d arrivals recorded for %d answers, %d without an effect, %d not answered at arrival;"
-        + " PAID effects %d and ORDER_PAID events %d for %d orders",
-        recorded, r.expectedStatus(), waiting, notAtArrival, paidEffects, paidEvents, orders.size()));
-    if (notAtArrival > 0) flag(notAtArrival + " copies of an applied notice were not answered at arrival");
-    if (r.otherStatus() > 0 || r.socketErrors() > 0) {
-      flag("wrk callback copies: " + r.otherStatus() + " answers other than 200, " + r.socketErrors() + " socket errors");
-    }
-    if (recorded < r.expectedStatus()) flag((r.expectedStatus() - recorded) + " answered callback copies without an arrival row");
-    if (waiting > 0) flag(waiting + " callback copies still without an effect after wrk");
-    if (paidEffects != orders.size() || paidEvents != orders.size()) {
-      flag("callback copies: " + paidEffects + " PAID effects and " + paidEvents + " ORDER_PAID events for " + orders.size() + " orders");
-    }
-    put(medians, "wrk callback copies/s", r.rate());
-    put(medians, "wrk callback copy p99 ms", r.p99Ms());
-  }
-
-  private Wrk.Result wrk(String what, Process p, String operation) throws Exception {
-    CpuSplit.Sample start = cpu.sample(p.toHandle());
-    Wrk.Result r;
-    try {
-      r = Wrk.finish(p);
-    } finally {
-      p.destroyForcibly(); // gone already, unless finish failed
-    }
-    CpuSplit.Sample after = cpu.sample(p.toHandle()); // wrk has exited: its CPU is the one it reported
-    CpuSplit split = CpuSplit.between(start, new CpuSplit.Sample(after.wallNanos(), after.parts(),
-        start.clientNanos() + (Double.isNaN(r.cpuSeconds()) ? 0 : (long) (r.cpuSeconds() * 1e9))), cores);
-    line(String.format("  %s: %.1f/s, p50 / p99 %.2f / %.2f ms, %d requests (%d other status, %d socket errors)", what,
-        r.rate(), r.p50Ms(), r.p99Ms(), r.requests(), r.otherStatus(), r.socketErrors()));
-    line("    " + split.perOperationLine(operation, r.expectedStatus()));
-    return r;
   }
 
   /** Arrival rates of the open-loop B1, as multiples of the capacity the closed-loop B1 measured. */
@@ -359,7 +177,7 @@ final class Bench {
     for (double f : OPEN_LOOP_LOAD) {
       double rate = f * capacity;
       int n = Math.max(50, (int) Math.round(rate * o.openLoopSeconds()));
-      Measured m = load("b1", 1, List.of("--rate", String.format(java.util.Locale.ROOT, "%.3f", rate), "--buyers",
+      Measured m = jvm.load("b1", 1, List.of("--rate", String.format(java.util.Locale.ROOT, "%.3f", rate), "--buyers",
           String.valueOf(n), "--max-seconds", String.valueOf(2 * o.openLoopSeconds() + 30)), false);
       ScenarioResult r = m.result();
       String refusals = Double.isNaN(r.metric("overloaded p99 ms")) ? ""
@@ -373,16 +191,6 @@ final class Bench {
       }
       put(medians, String.format(java.util.Locale.ROOT, "open loop %.1fx created p99 ms", f), r.p99Ms());
       put(medians, String.format(java.util.Locale.ROOT, "open loop %.1fx overloaded p99 ms", f), r.metric("overloaded p99 ms"));
-    }
-  }
-
-  /** The SDK's metrics of this JVM's worker, from the admin port; null when they cannot be read. */
-  private TaskLatencies.Scrape sdkMetrics() {
-    try {
-      HttpJson.Reply r = metricsClient.get(io.flashsale.launcher.observe.SdkMetrics.PATH);
-      return r.status() == 200 ? TaskLatencies.parse(r.raw()) : null;
-    } catch (RuntimeException e) {
-      return null;
     }
   }
 
@@ -401,7 +209,7 @@ final class Bench {
       Thread.sleep(1_000);
     }
     line(String.format("  (before the open loop: %d orders still CREATED after %.0f s)", held, (System.nanoTime() - t0) / 1e9));
-    settle("the earlier scenarios' expiries");
+    jvm.settle("the earlier scenarios' expiries");
   }
 
   private long reservationsHeld() {
@@ -434,23 +242,23 @@ final class Bench {
     header();
     line("sweep: clients " + SWEEP_CLIENTS + " x stock " + SWEEP_STOCK + ", each point <= " + o.sweepRequests()
         + " requests or " + o.sweepSeconds() + " s; JDBC ceiling pool=" + o.jdbcPool());
-    load("b1", 0, warmUpSizes("b1"), false);
-    load("b2", 0, warmUpSizes("b2"), false);
+    jvm.load("b1", 0, warmUpSizes("b1"), false);
+    jvm.load("b2", 0, warmUpSizes("b2"), false);
     List<SweepPoint> points = new ArrayList<>();
     String n = String.valueOf(o.sweepRequests());
     String secs = String.valueOf(o.sweepSeconds());
     for (int clients : SWEEP_CLIENTS) {
       String c = String.valueOf(clients);
-      ScenarioResult jdbc = load("jdbc", 1, List.of("--concurrency", c, "--buyers", n, "--max-seconds", secs,
+      ScenarioResult jdbc = jvm.load("jdbc", 1, List.of("--concurrency", c, "--buyers", n, "--max-seconds", secs,
           "--skip-reconcile"), false).result();
       for (int stock : SWEEP_STOCK) {
         String s = String.valueOf(stock);
-        ScenarioResult b1 = load("b1", 1, List.of("--concurrency", c, "--buyers", n, "--stock", s, "--max-seconds",
+        ScenarioResult b1 = jvm.load("b1", 1, List.of("--concurrency", c, "--buyers", n, "--stock", s, "--max-seconds",
             secs, "--skip-reconcile"), false).result();
         points.add(new SweepPoint(clients, stock, "b1", b1.requests(), b1.rate(), b1.metric("sold_out/s"), b1.p50Ms(),
             b1.p99Ms(), jdbc.rate()));
         int orders = Math.min(stock, o.sweepRequests());
-        ScenarioResult b2 = load("b2", 1, List.of("--concurrency", c, "--orders", String.valueOf(orders), "--stock", s,
+        ScenarioResult b2 = jvm.load("b2", 1, List.of("--concurrency", c, "--orders", String.valueOf(orders), "--stock", s,
             "--max-seconds", secs, "--skip-reconcile"), false).result();
         points.add(new SweepPoint(clients, stock, "b2", b2.requests(), b2.rate(), Double.NaN, b2.p50Ms(), b2.p99Ms(),
             jdbc.rate()));
@@ -459,18 +267,18 @@ final class Bench {
     Load.Reconciled rec = Load.reconcile(new HttpJson(adminUrl, null, Load.RECONCILE_TIMEOUT), Duration.ofSeconds(120));
     line("reconcile after the sweep: " + rec.verdict());
     if (!rec.clean()) flag("reconcile not clean after the sweep");
-    String table = "# flashsale sweep " + o.stamp() + "\n\n" + report + "\n" + SweepTable.markdown(points)
+    String table = "# flashsale sweep " + o.stamp() + "\n\n" + report.text() + "\n" + SweepTable.markdown(points)
         + "\nb1: throughput = created/s (sold-out/s beside it once the stock is gone); b2: PAID orders/s, p50/p99 of the"
         + " pay call. JDBC ceiling: the same admission transaction over JDBC at the same clients.\n";
     write("sweep-" + o.stamp() + ".md", table);
     out.println(SweepTable.markdown(points));
     Path png = o.outDir().resolve("sweep-" + o.stamp() + ".png");
-    LinePlot.write(png, "flashsale sweep, " + w.engine().configName() + " engine, 2 cores: B1 admission and B2 end to end",
+    Charts.write(png, "flashsale sweep, " + w.engine().configName() + " engine, 2 cores: B1 admission and B2 end to end",
         List.of(panel("throughput vs clients", "per second", false, SweepTable.series(points, false)),
             panel("p99 latency vs clients", "p99 ms (log)", true, SweepTable.series(points, true))),
         1600, 600);
     out.println("written to " + png);
-    return broken ? 1 : 0;
+    return report.broken() ? 1 : 0;
   }
 
   /** The scenarios of --scenarios (all by default) in their usual order; pgbench only when it is on the PATH. */
@@ -530,167 +338,10 @@ final class Bench {
     };
   }
 
-  // ---------------------------------------------------------------- the load JVM
-
-  /** Runs one scenario in a child JVM; samples CPU (and records JFR) between its MARK lines. */
-  private Measured load(String scenario, int run, List<String> overrides, boolean profile) throws Exception {
-    List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-        "-Xmx" + o.loadHeap()));
-    if (profile) {
-      cmd.add("-XX:StartFlightRecording=settings=profile,dumponexit=true,filename="
-          + jfrFile("load-" + scenario + "-r" + run).toAbsolutePath());
-      cmd.add("-Xlog:jfr+startup=warning"); // its banner would land among the load's output lines
-    }
-    cmd.addAll(List.of("-cp", System.getProperty("java.class.path"), FlashsaleApplication.class.getName(), "load",
-        "--scenario", scenario, "--run", String.valueOf(run), "--api", apiUrl, "--admin", adminUrl,
-        "--channel", w.channelUrl(), "--database-url", w.jdbcUrl(), "--concurrency", String.valueOf(o.concurrency()),
-        "--buyers", String.valueOf(o.buyers()), "--jdbc-pool", String.valueOf(o.jdbcPool()),
-        "--orders", String.valueOf(o.orders()), "--storm-orders", String.valueOf(o.stormOrders()),
-        "--copies", String.valueOf(o.copies()), "--pgbench-seconds", String.valueOf(o.pgbenchSeconds()),
-        "--crowd", String.valueOf(o.crowd()), "--crowd-units", String.valueOf(o.crowdUnits()),
-        "--arrival-seconds", String.valueOf(o.arrivalSeconds()),
-        "--temporal", w.temporal().service().getOptions().getTarget(),
-        "--namespace", w.temporal().client().getOptions().getNamespace()));
-    if (scenario.equals("engine")) cmd.add("--skip-reconcile"); // it makes no order: nothing to reconcile
-    cmd.addAll(overrides); // argparse keeps the last of a repeated option
-    ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
-    if (w.callbackSecret() != null) pb.environment().put("FLASHSALE_CALLBACK_SECRET", w.callbackSecret());
-    pb.environment().put("FLASHSALE_CHANNEL_MERCHANT_KEY", w.merchantKey());
-    // the ceiling's worker only while its scenario runs: its cache of terminated runs goes with it
-    io.temporal.worker.WorkerFactory ceiling = scenario.equals("engine")
-        ? EngineCeiling.startWorker(w.temporal().client(), ordersWorker.cache(), ordersWorker.options()) : null;
-    try {
-      return loadWith(pb, scenario, run, profile);
-    } finally {
-      if (ceiling != null) {
-        ceiling.shutdownNow();
-        ceiling.awaitTermination(10, java.util.concurrent.TimeUnit.SECONDS);
-      }
-    }
-  }
-
-  private Measured loadWith(ProcessBuilder pb, String scenario, int run, boolean profile) throws Exception {
-    Process child = pb.start();
-    ProcessHandle handle = child.toHandle();
-    CpuSplit.Sample start = null;
-    CpuSplit.Sample end = null;
-    ThreadCpu.Sample threadsAtStart = null;
-    ThreadCpu.Sample threadsAtEnd = null;
-    TaskLatencies.Scrape tasksAtStart = null;
-    TaskLatencies.Scrape tasksAtEnd = null;
-    ScenarioResult result = null;
-    jdk.jfr.Recording recording = null;
-    try (BufferedReader lines = new BufferedReader(new InputStreamReader(child.getInputStream(), StandardCharsets.UTF_8))) {
-      for (String l = lines.readLine(); l != null; l = lines.readLine()) {
-        if (l.equals(Load.MARK_START)) {
-          if (profile) recording = startRecording();
-          // first, so no task the window's first milliseconds finish falls between the samples
-          tasksAtStart = sdkMetrics();
-          start = cpu.sample(handle);
-          threadsAtStart = ThreadCpu.sample();
-        } else if (l.equals(Load.MARK_END)) {
-          end = cpu.sample(handle);
-          threadsAtEnd = ThreadCpu.sample();
-          tasksAtEnd = sdkMetrics();
-          if (recording != null) dump(recording, "service-" + scenario + "-r" + run);
-          recording = null;
-        } else if (l.startsWith(ScenarioResult.PREFIX)) {
-          result = ScenarioResult.parse(l).orElseThrow();
-        } else if (run > 0) {
-          line(l.startsWith("  ") ? l : "  " + l);
-        } else {
-          out.println("  (warm-up) " + l);
-        }
-      }
-    } finally {
-      if (recording != null) recording.close();
-    }
-    int code = child.waitFor();
-    settle(scenario);
-    if (result == null) { // the load JVM died: say so and go on with the other scenarios
-      result = ScenarioResult.aborted(scenario, run, o.concurrency(), "LOAD_EXIT_" + code,
-          "load " + scenario + " printed no RESULT (exit " + code + ")");
-    }
-    CpuSplit split = start == null || end == null ? null : CpuSplit.between(start, end, cores);
-    if (split != null && run > 0) {
-      line("    " + split.line());
-      line("    " + split.perOperationLine(ScenarioResult.operation(scenario), result.successes()));
-      line("    " + ThreadCpu.perOperationLine(ScenarioResult.operation(scenario),
-          ThreadCpu.between(threadsAtStart, threadsAtEnd), result.successes()));
-    }
-    boolean scraped = tasksAtStart != null && tasksAtEnd != null;
-    Map<String, TaskLatencies.Timer> tasks = scraped ? TaskLatencies.between(tasksAtStart, tasksAtEnd) : Map.of();
-    if (split != null && run > 0) {
-      line("    the service's workflow tasks, mean / p99 ms (count): " + (scraped ? TaskLatencies.describe(tasks)
-          : "not known, the SDK's metrics could not be read from " + io.flashsale.launcher.observe.SdkMetrics.PATH));
-    }
-    if (!result.ok()) flag(scenario + (run == 0 ? " warm-up" : " run " + run) + " broke an invariant: " + result.broken());
-    return new Measured(result, split, tasks);
-  }
-
-  /** The engine and PostgreSQL count as quiet below this share of one core. */
-  static final double QUIET_SHARE = 0.15;
-  static final Duration SETTLE_AT_MOST = Duration.ofSeconds(90);
-
-  /**
-   * Waits until the engine and PostgreSQL are quiet (below {@link #QUIET_SHARE} of a core over a
-   * second), at most {@link #SETTLE_AT_MOST}: what a scenario left behind (the engine ceiling's
-   * terminations and their visibility work, B3's notices) is not charged to the next one. Timers
-   * of orders still open (their reservations, late-notice windows) may keep it from quieting down;
-   * then the next scenario runs beside them, and the line says so. The in-memory engine runs in
-   * this JVM, whose CPU this does not watch: there only PostgreSQL is waited for.
-   */
-  private void settle(String after) throws InterruptedException {
-    long t0 = System.nanoTime();
-    while (System.nanoTime() - t0 < SETTLE_AT_MOST.toNanos()) {
-      CpuSplit.Sample a = cpu.sample(null);
-      Thread.sleep(1_000);
-      CpuSplit.Sample b = cpu.sample(null);
-      double busy = 0;
-      for (String part : List.of(CpuSplit.TEMPORAL, CpuSplit.POSTGRES)) {
-        busy += b.parts().getOrDefault(part, 0L) - a.parts().getOrDefault(part, 0L);
-      }
-      double share = busy / (b.wallNanos() - a.wallNanos());
-      if (share < QUIET_SHARE) {
-        out.println(String.format("  (settled after %s in %.0f s: engine + PostgreSQL at %.0f %% of a core)", after,
-            (System.nanoTime() - t0) / 1e9, 100 * share));
-        return;
-      }
-    }
-    line(String.format("  (after %s the engine and PostgreSQL stayed above %.0f %% of a core for %d s: the next"
-        + " scenario runs beside that work)", after, 100 * QUIET_SHARE, SETTLE_AT_MOST.toSeconds()));
-  }
-
-  private jdk.jfr.Recording startRecording() throws Exception {
-    jdk.jfr.Recording r = new jdk.jfr.Recording(jdk.jfr.Configuration.getConfiguration("profile"));
-    r.start();
-    return r;
-  }
-
-  private void dump(jdk.jfr.Recording r, String name) throws IOException {
-    r.stop();
-    Path f = jfrFile(name);
-    r.dump(f);
-    r.close();
-    line("    JFR " + f + " (summary: " + summarise(f).getFileName() + ")");
-  }
-
-  /** The recording as text beside it (the .jfr itself is never committed). */
-  private static Path summarise(Path jfr) throws IOException {
-    Path txt = jfr.resolveSibling(jfr.getFileName().toString().replaceAll("\\.jfr$", ".txt"));
-    Files.writeString(txt, JfrSummary.summarise(jfr));
-    return txt;
-  }
-
-  private static LinePlot.Panel panel(String title, String yLabel, boolean logY, Map<String, List<double[]>> series) {
-    List<LinePlot.Series> lines = new ArrayList<>();
-    series.forEach((name, pts) -> lines.add(new LinePlot.Series(name, pts, name.startsWith("JDBC"))));
-    return new LinePlot.Panel(title, "clients (log)", yLabel, true, logY, lines);
-  }
-
-  private Path jfrFile(String name) throws IOException {
-    Files.createDirectories(o.outDir());
-    return o.outDir().resolve("profile-" + name + "-" + o.stamp() + ".jfr");
+  private static Charts.Panel panel(String title, String yLabel, boolean logY, Map<String, List<double[]>> series) {
+    List<Charts.Series> lines = new ArrayList<>();
+    series.forEach((name, pts) -> lines.add(new Charts.Series(name, pts, name.startsWith("JDBC"))));
+    return new Charts.Panel(title, "clients (log)", yLabel, true, logY, lines);
   }
 
   // ---------------------------------------------------------------- what the report adds
@@ -743,7 +394,7 @@ final class Bench {
   }
 
   private static boolean ratio(double a, double b) {
-    return !Double.isNaN(a) && !Double.isNaN(b) && b > 0;
+    return BenchReport.ratio(a, b);
   }
 
   /** Prints "name = a/b" and records it as "ratio name", when both were measured. */
@@ -837,15 +488,11 @@ final class Bench {
   }
 
   private void flag(String what) {
-    broken = true;
-    line("  !! " + what);
+    report.flag(what);
   }
 
   private void write(String name, String text) throws IOException {
-    Files.createDirectories(o.outDir());
-    Path f = o.outDir().resolve(name);
-    Files.writeString(f, text);
-    out.println("\nwritten to " + f);
+    report.write(o.outDir(), name, text);
   }
 
   private static boolean onPath(String program) {
@@ -856,14 +503,11 @@ final class Bench {
     return false;
   }
 
-  /** A figure nobody measured (NaN) is left out: the median is over the runs that had it. */
   private static void put(Map<String, List<Double>> m, String k, double v) {
-    if (Double.isNaN(v)) return;
-    m.computeIfAbsent(k, x -> new ArrayList<>()).add(v);
+    BenchReport.put(m, k, v);
   }
 
   private void line(String s) {
-    report.append(s).append('\n');
-    out.println(s);
+    report.line(s);
   }
 }

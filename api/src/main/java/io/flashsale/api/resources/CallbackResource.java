@@ -1,32 +1,26 @@
 package io.flashsale.api.resources;
 
 import com.codahale.metrics.Counter;
-import com.fasterxml.jackson.databind.JsonNode;
 import io.flashsale.api.core.ApiError;
-import io.flashsale.api.core.Bodies;
-import io.flashsale.api.core.StrictJson;
 import io.flashsale.api.representations.CallbackAck;
 import io.flashsale.domain.Notice;
-import io.flashsale.paymentchannel.CallbackSignatures;
+import io.flashsale.paymentchannel.CallbackRefusal;
+import io.flashsale.paymentchannel.ChannelNotice;
+import io.flashsale.paymentchannel.PaymentChannels;
 import io.flashsale.persistence.Notifications;
 import io.flashsale.persistence.OrderQueries.OrderDetails;
 import io.flashsale.persistence.OrderQueries;
 import io.flashsale.workflows.Orders;
 import jakarta.ws.rs.Consumes;
-import jakarta.ws.rs.HeaderParam;
 import jakarta.ws.rs.POST;
 import jakarta.ws.rs.Path;
+import jakarta.ws.rs.PathParam;
 import jakarta.ws.rs.Produces;
+import jakarta.ws.rs.core.Context;
+import jakarta.ws.rs.core.HttpHeaders;
 import jakarta.ws.rs.core.MediaType;
 import jakarta.ws.rs.core.Response;
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.util.List;
-import java.util.Map;
-import java.util.Set;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,62 +29,81 @@ import org.slf4j.LoggerFactory;
  * accepted the signal (500 otherwise, so the channel retries). The effect is decided in the
  * workflow and written back on the arrival's row; only a success the order already applied (the
  * charge it was settled with, or a copy of an applied notice) is answered with its effect at
- * arrival (docs/DESIGN.md §Callbacks).
+ * arrival (docs/DESIGN.md §Callbacks). The channel's own format is behind the port: its
+ * {@link io.flashsale.paymentchannel.CallbackReader} verifies the signature and reads the notice,
+ * and a refusal is only mapped to its problem detail here. The default channel's callbacks arrive
+ * at {@code /callbacks/payment}, any registered channel's at {@code /callbacks/payment/<id>}; a
+ * notice for an order of another channel is not applied (answered like an unknown order).
  */
 @Path("/callbacks/payment")
 @Produces(MediaType.APPLICATION_JSON)
 public class CallbackResource {
   private static final Logger log = LoggerFactory.getLogger(CallbackResource.class);
-  private static final Pattern ID = Pattern.compile("[A-Za-z0-9._:-]{1,64}");
-  private static final Pattern KIND = Pattern.compile("CHARGED|DECLINED|REFUNDED");
 
   private final Notifications notifications;
   private final OrderQueries queries;
   private final Orders orders;
-  /** The callback secrets accepted: the current one first, then one being retired (rotation). */
-  private final List<String> secrets;
+  /** The channels by id, each with its callback format (verification and reading). */
+  private final PaymentChannels channels;
   /** Notices of an applied success, answered from their arrival row (the metric flashsale.callbacks.answeredAtArrival). */
   private final Counter answeredAtArrival = new Counter();
 
   /**
-   * @param secrets the callback secrets a signature may be made with (the current one and, while
-   *     it is rotated out, the previous one); none configured refuses every callback (fail closed)
+   * @param channels the registered channels; a callback is verified and read by its channel's
+   *     {@link io.flashsale.paymentchannel.CallbackReader} before anything is recorded
    */
-  public CallbackResource(Notifications notifications, OrderQueries queries, Orders orders, List<String> secrets) {
+  public CallbackResource(Notifications notifications, OrderQueries queries, Orders orders, PaymentChannels channels) {
     this.notifications = notifications;
     this.queries = queries;
     this.orders = orders;
-    this.secrets = secrets.stream().filter(s -> s != null && !s.isBlank()).toList();
+    this.channels = channels;
   }
 
+  /** A callback of the default channel. */
   @POST
   @Consumes(MediaType.APPLICATION_JSON)
-  public Response receive(@HeaderParam(CallbackSignatures.HEADER) String signature, byte[] raw) {
-    if (secrets.isEmpty()) {
-      // fail closed: without a secret no callback can be told from a forgery
-      log.error("callback refused: no channel.callbackSecret is configured, so no signature can be checked");
-      throw ApiError.exception(ApiError.unauthorized(ApiError.CALLBACK_CHALLENGE, "BAD_SIGNATURE",
-          "callback signatures cannot be verified here"));
-    }
-    if (!signatureValid(signature, raw)) {
-      throw ApiError.exception(ApiError.unauthorized(ApiError.CALLBACK_CHALLENGE, "BAD_SIGNATURE",
-          "callback signature missing, stale or wrong"));
-    }
-    JsonNode body;
-    try {
-      body = StrictJson.MAPPER.readTree(raw); // one value, each key once: a signed body is read one way
-    } catch (IOException e) {
-      throw ApiError.badRequest("MALFORMED_JSON", "the request body is not valid JSON");
-    }
-    // a channel that adds a field must not be refused forever: unknown fields are ignored here
-    Bodies.objectIgnoringUnknown(body);
-    String notifyId = Bodies.text(body, "notify_id", ID, true);
-    String merchantOrder = Bodies.text(body, "merchant_order", ID, true);
-    String kind = Bodies.text(body, "kind", KIND, true);
-    long amount = Bodies.integer(body, "amount", 0, Long.MAX_VALUE);
-    String txn = Bodies.text(body, "txn", ID, false);
+  public Response receive(@Context HttpHeaders headers, byte[] raw) {
+    return receive(channels.defaultId(), headerLookup(headers), raw);
+  }
 
-    Notifications.Arrival recorded = notifications.recordArrival(notifyId, merchantOrder, kind, amount, txn);
+  /** A callback of the channel {@code channel}; an id no channel is registered under is 404. */
+  @POST
+  @Path("/{channel}")
+  @Consumes(MediaType.APPLICATION_JSON)
+  public Response receiveOf(@PathParam("channel") String channel, @Context HttpHeaders headers, byte[] raw) {
+    return receive(channel, headerLookup(headers), raw);
+  }
+
+  /** A callback of the default channel, its headers given by name. */
+  public Response receive(Function<String, String> header, byte[] raw) {
+    return receive(channels.defaultId(), header, raw);
+  }
+
+  /**
+   * A callback through channel {@code channelId}: verified and read by that channel's reader (a
+   * refusal is its problem detail, with the callback challenge on a 401), recorded, answered at
+   * arrival or signalled to the order's workflow.
+   */
+  public Response receive(String channelId, Function<String, String> header, byte[] raw) {
+    PaymentChannels.Entry channel = channels.find(channelId);
+    if (channel == null) {
+      throw ApiError.exception(404, "UNKNOWN_CHANNEL", "no payment channel has this id");
+    }
+    ChannelNotice n;
+    try {
+      n = channel.callbacks().read(header, raw);
+    } catch (CallbackRefusal r) {
+      throw ApiError.exception(r.unauthenticated()
+          ? ApiError.unauthorized(ApiError.CALLBACK_CHALLENGE, r.code(), r.getMessage())
+          : ApiError.response(r.status(), r.code(), r.getMessage()));
+    }
+    String notifyId = n.notifyId();
+    String merchantOrder = n.merchantOrder();
+    String kind = n.kind();
+    long amount = n.amount();
+    String txn = n.txn();
+
+    Notifications.Arrival recorded = notifications.recordArrival(channel.id(), notifyId, merchantOrder, kind, amount, txn);
     long arrival = recorded.id();
     if (recorded.answeredAtArrival()) {
       // a success the order already applied: its effect is known, the workflow is not woken. The
@@ -112,6 +125,13 @@ public class CallbackResource {
       log.warn("callback {} for unknown order {}", notifyId, merchantOrder);
       return Response.ok(new CallbackAck(true, Notifications.UNKNOWN_ORDER, null)).build();
     }
+    if (!channel.id().equals(o.channel())) {
+      // a channel never settles another channel's order: answered like an unknown order
+      notifications.markEffect(arrival, Notifications.UNKNOWN_ORDER);
+      log.warn("callback {} from channel {} for order {} of channel {}: not applied", notifyId, channel.id(),
+          merchantOrder, o.channel());
+      return Response.ok(new CallbackAck(true, Notifications.UNKNOWN_ORDER, null)).build();
+    }
     try {
       orders.notify(o.workflowId(), o.tenant(), o.subject(), o.requestKey(), o.orderId(),
           new Notice(arrival, notifyId, kind, amount, txn));
@@ -124,16 +144,14 @@ public class CallbackResource {
     return Response.ok(new CallbackAck(true, null, arrival)).build();
   }
 
+  /** A request header by name, its first value (as a header parameter reads it), null when absent. */
+  private static Function<String, String> headerLookup(HttpHeaders headers) {
+    return name -> headers == null ? null : headers.getRequestHeaders().getFirst(name);
+  }
+
   public Counter answeredAtArrival() {
     return answeredAtArrival;
   }
 
-  private boolean signatureValid(String header, byte[] raw) {
-    long now = System.currentTimeMillis() / 1000;
-    for (String secret : secrets) {
-      if (CallbackSignatures.valid(secret, header, raw, now)) return true;
-    }
-    return false;
-  }
 
 }

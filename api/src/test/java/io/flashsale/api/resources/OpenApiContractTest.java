@@ -54,6 +54,13 @@ class OpenApiContractTest {
   private static final JsonNode DOC = read();
   /** Headers the authentication filter reads, documented on the operations but no resource parameter. */
   private static final Set<String> FILTER_HEADERS = Set.of("x-csrf-token");
+  /**
+   * Headers a payment callback's {@link io.flashsale.paymentchannel.CallbackReader} reads (the
+   * default channel's, the stub's format), documented on the callback operations but no resource
+   * parameter: the resource hands the reader every header.
+   */
+  private static final Set<String> CALLBACK_READER_HEADERS =
+      Set.of(io.flashsale.paymentchannel.CallbackSignatures.HEADER.toLowerCase());
   /** The one operation that never touches the database. */
   private static final Set<String> WITHOUT_DATABASE = Set.of("GET /openapi.json");
   /** Order outcomes answered with an error status: the source chapter's contract, application/json. */
@@ -129,6 +136,7 @@ class OpenApiContractTest {
           default -> throw new AssertionError(op.key() + ": unexpected parameter location " + r);
         }
       }
+      if (op.key().startsWith("POST /callbacks/payment")) header.addAll(CALLBACK_READER_HEADERS);
       assertEquals(path, dPath, op.key() + " path parameters");
       assertEquals(query, dQuery, op.key() + " query parameters");
       assertEquals(header, dHeader, op.key() + " header parameters");
@@ -321,6 +329,18 @@ class OpenApiContractTest {
       }
     }
     assertTrue(used.size() > 10, "the scan found the codes: " + used);
+    // the channels' callback readers refuse with codes the callback routes answer
+    Pattern refusal = Pattern.compile("CallbackRefusal(?:\\.badRequest\\(|\\(\\s*\\d+\\s*,)\\s*\"([A-Z_]+)\"");
+    Set<String> refusals = new TreeSet<>();
+    try (Stream<java.nio.file.Path> files = Files.walk(Paths.get("../payment-channel/src/main/java"))) {
+      for (java.nio.file.Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+        Matcher m = refusal.matcher(Files.readString(f));
+        while (m.find()) refusals.add(m.group(1));
+      }
+    }
+    assertTrue(refusals.containsAll(List.of("BAD_SIGNATURE", "MALFORMED_JSON", "MISSING_FIELD")),
+        "the scan found the readers' codes: " + refusals);
+    used.addAll(refusals);
     Set<String> missing = new TreeSet<>(used);
     missing.removeAll(documented);
     assertTrue(missing.isEmpty(), "error codes sent but not in openapi.json ErrorCode: " + missing);

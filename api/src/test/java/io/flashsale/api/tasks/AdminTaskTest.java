@@ -14,7 +14,12 @@ import java.io.StringWriter;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Task parameters are checked before the database is touched (the stores here have none, so a
@@ -23,9 +28,6 @@ import org.junit.jupiter.api.Test;
  */
 class AdminTaskTest {
   private static final ObjectMapper JSON = new ObjectMapper();
-  private final SkuTask sku = new SkuTask(new Skus(null));
-  private final RevokeTask revoke = new RevokeTask(new Principals(null));
-  private final UnrevokeTask unrevoke = new UnrevokeTask(new Principals(null));
 
   private static Map<String, List<String>> params(String... kv) {
     Map<String, List<String>> m = new LinkedHashMap<>();
@@ -43,55 +45,64 @@ class AdminTaskTest {
     assertEquals(parameter, e.parameter(), e.getMessage());
   }
 
-  @Test
-  void nonNumericValuesAreInvalidParameters() {
-    assertRefused(400, "INVALID_PARAMETER", "total", refused(sku, "tenant", "t1", "sku", "s1", "total", "ten"));
-    assertRefused(400, "INVALID_PARAMETER", "total", refused(sku, "tenant", "t1", "sku", "s1", "total", "-1"));
-    assertRefused(400, "INVALID_PARAMETER", "total", refused(sku, "tenant", "t1", "sku", "s1", "total", "1e3"));
-    assertRefused(400, "INVALID_PARAMETER", "total",
-        refused(sku, "tenant", "t1", "sku", "s1", "total", "99999999999999999999999"));
-    assertRefused(400, "INVALID_PARAMETER", "unit_price",
-        refused(sku, "tenant", "t1", "sku", "s1", "total", "5", "unit_price", "19.90"));
-    assertRefused(400, "INVALID_PARAMETER", "per_user_limit",
-        refused(sku, "tenant", "t1", "sku", "s1", "total", "5", "per_user_limit", "three"));
+  private static final SkuTask SKU = new SkuTask(new Skus(null));
+  private static final RevokeTask REVOKE = new RevokeTask(new Principals(null));
+  private static final UnrevokeTask UNREVOKE = new UnrevokeTask(new Principals(null));
+  private static final ReconcileTask RECONCILE = new ReconcileTask(null, null, null);
+
+  /** One refused call: what it shows, the task, the refusal's code and parameter, the query as name, value, ... */
+  private static Arguments refusal(String what, AdminTask task, String code, String parameter, String... kv) {
+    return Arguments.of(what, task, code, parameter, kv);
+  }
+
+  static Stream<Arguments> refusals() {
+    return Stream.of(
+        // non-numeric values are invalid parameters
+        refusal("a word as total", SKU, "INVALID_PARAMETER", "total", "tenant", "t1", "sku", "s1", "total", "ten"),
+        refusal("a negative total", SKU, "INVALID_PARAMETER", "total", "tenant", "t1", "sku", "s1", "total", "-1"),
+        refusal("an exponent as total", SKU, "INVALID_PARAMETER", "total", "tenant", "t1", "sku", "s1", "total", "1e3"),
+        refusal("a total past 64 bits", SKU, "INVALID_PARAMETER", "total",
+            "tenant", "t1", "sku", "s1", "total", "99999999999999999999999"),
+        refusal("a decimal price", SKU, "INVALID_PARAMETER", "unit_price",
+            "tenant", "t1", "sku", "s1", "total", "5", "unit_price", "19.90"),
+        refusal("a word as limit", SKU, "INVALID_PARAMETER", "per_user_limit",
+            "tenant", "t1", "sku", "s1", "total", "5", "per_user_limit", "three"),
+        // zero price and zero limit are refused
+        refusal("a zero price", SKU, "INVALID_PARAMETER", "unit_price",
+            "tenant", "t1", "sku", "s1", "total", "5", "unit_price", "0"),
+        refusal("a zero limit", SKU, "INVALID_PARAMETER", "per_user_limit",
+            "tenant", "t1", "sku", "s1", "total", "5", "per_user_limit", "0"),
+        // SKU, tenant and subject names follow the API's patterns
+        refusal("a SKU with a space and a bang", SKU, "INVALID_PARAMETER", "sku", "tenant", "t1", "sku", "bad sku!", "total", "5"),
+        refusal("a SKU of 65 characters", SKU, "INVALID_PARAMETER", "sku", "tenant", "t1", "sku", "x".repeat(65), "total", "5"),
+        refusal("a SKU with a quote", SKU, "INVALID_PARAMETER", "sku", "tenant", "t1", "sku", "s'1", "total", "5"),
+        refusal("a tenant with a space", SKU, "INVALID_PARAMETER", "tenant", "tenant", "t 1", "sku", "s1", "total", "5"),
+        refusal("a subject with a slash", REVOKE, "INVALID_PARAMETER", "subject", "tenant", "t1", "subject", "u/1"),
+        refusal("a subject with a NUL", UNREVOKE, "INVALID_PARAMETER", "subject", "tenant", "t1", "subject", "u\u00001"),
+        // missing, unknown and repeated parameters
+        refusal("no total", SKU, "MISSING_PARAMETER", "total", "tenant", "t1", "sku", "s1"),
+        refusal("an empty total", SKU, "MISSING_PARAMETER", "total", "tenant", "t1", "sku", "s1", "total", ""),
+        refusal("no tenant", REVOKE, "MISSING_PARAMETER", "tenant", "subject", "u1"),
+        refusal("a misspelt parameter", SKU, "UNKNOWN_PARAMETER", "per_user_limt",
+            "tenant", "t1", "sku", "s1", "total", "5", "per_user_limt", "2"),
+        refusal("a repeated total", SKU, "INVALID_PARAMETER", "total", "tenant", "t1", "sku", "s1", "total", "5", "total", "6"),
+        // the reconcile task's parameters are checked too
+        refusal("repair that is no boolean", RECONCILE, "INVALID_PARAMETER", "repair", "repair", "yes"),
+        refusal("an unknown format", RECONCILE, "INVALID_PARAMETER", "format", "format", "xml"),
+        refusal("a misspelt reconcile parameter", RECONCILE, "UNKNOWN_PARAMETER", "repiar", "repiar", "true"));
+  }
+
+  @ParameterizedTest(name = "{0}: {2} {3}")
+  @MethodSource("refusals")
+  void aParameterThatIsMissingUnknownRepeatedOrInvalidIsRefusedAs400WithItsCodeAndName(String what, AdminTask task,
+      String code, String parameter, String[] kv) {
+    assertRefused(400, code, parameter, refused(task, kv));
   }
 
   @Test
-  void zeroPriceAndZeroLimitAreRefused() {
-    TaskError e = refused(sku, "tenant", "t1", "sku", "s1", "total", "5", "unit_price", "0");
-    assertRefused(400, "INVALID_PARAMETER", "unit_price", e);
+  void aZeroPriceIsRefusedWithTheRangeItMustBeIn() {
+    TaskError e = refused(SKU, "tenant", "t1", "sku", "s1", "total", "5", "unit_price", "0");
     assertTrue(e.getMessage().contains("1.."), e.getMessage());
-    assertRefused(400, "INVALID_PARAMETER", "per_user_limit",
-        refused(sku, "tenant", "t1", "sku", "s1", "total", "5", "per_user_limit", "0"));
-  }
-
-  @Test
-  void skuAndTenantNamesFollowTheApiPatterns() {
-    assertRefused(400, "INVALID_PARAMETER", "sku", refused(sku, "tenant", "t1", "sku", "bad sku!", "total", "5"));
-    assertRefused(400, "INVALID_PARAMETER", "sku", refused(sku, "tenant", "t1", "sku", "x".repeat(65), "total", "5"));
-    assertRefused(400, "INVALID_PARAMETER", "sku", refused(sku, "tenant", "t1", "sku", "s'1", "total", "5"));
-    assertRefused(400, "INVALID_PARAMETER", "tenant", refused(sku, "tenant", "t 1", "sku", "s1", "total", "5"));
-    assertRefused(400, "INVALID_PARAMETER", "subject", refused(revoke, "tenant", "t1", "subject", "u/1"));
-    assertRefused(400, "INVALID_PARAMETER", "subject", refused(unrevoke, "tenant", "t1", "subject", "u\u00001"));
-  }
-
-  @Test
-  void missingUnknownAndRepeatedParameters() {
-    assertRefused(400, "MISSING_PARAMETER", "total", refused(sku, "tenant", "t1", "sku", "s1"));
-    assertRefused(400, "MISSING_PARAMETER", "total", refused(sku, "tenant", "t1", "sku", "s1", "total", ""));
-    assertRefused(400, "MISSING_PARAMETER", "tenant", refused(revoke, "subject", "u1"));
-    assertRefused(400, "UNKNOWN_PARAMETER", "per_user_limt",
-        refused(sku, "tenant", "t1", "sku", "s1", "total", "5", "per_user_limt", "2"));
-    assertRefused(400, "INVALID_PARAMETER", "total",
-        refused(sku, "tenant", "t1", "sku", "s1", "total", "5", "total", "6"));
-  }
-
-  @Test
-  void reconcileParametersAreChecked() {
-    ReconcileTask reconcile = new ReconcileTask(null, null, null);
-    assertRefused(400, "INVALID_PARAMETER", "repair", refused(reconcile, "repair", "yes"));
-    assertRefused(400, "INVALID_PARAMETER", "format", refused(reconcile, "format", "xml"));
-    assertRefused(400, "UNKNOWN_PARAMETER", "repiar", refused(reconcile, "repiar", "true"));
   }
 
   @Test
@@ -114,7 +125,7 @@ class AdminTaskTest {
     StringWriter body = new StringWriter();
     int[] status = {200};
     TaskErrors.StatusWriter out = new TaskErrors.StatusWriter(body, s -> status[0] = s);
-    sku.execute(params("tenant", "t1", "sku", "s1", "total", "abc"), out);
+    SKU.execute(params("tenant", "t1", "sku", "s1", "total", "abc"), out);
     out.flush();
     assertEquals(400, status[0]);
     JsonNode json = JSON.readTree(body.toString());
@@ -134,7 +145,7 @@ class AdminTaskTest {
     int[] status = {200};
     TaskErrors.StatusWriter out = new TaskErrors.StatusWriter(body, s -> status[0] = s);
     // valid parameters reach the store, which has no database here
-    sku.execute(params("tenant", "t1", "sku", "s1", "total", "5"), out);
+    SKU.execute(params("tenant", "t1", "sku", "s1", "total", "5"), out);
     out.flush();
     assertEquals(500, status[0]);
     JsonNode json = JSON.readTree(body.toString());
@@ -147,36 +158,35 @@ class AdminTaskTest {
     assertFalse(body.toString().contains("NullPointer"), body.toString());
   }
 
-  @Test
-  void theTaskServletsBodilessRefusalsBecomeProblemDetails() throws Exception {
-    for (int status : new int[] {404, 405}) {
-      jakarta.servlet.http.HttpServletResponse res = org.mockito.Mockito.mock(jakarta.servlet.http.HttpServletResponse.class);
-      java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
-      org.mockito.Mockito.when(res.getStatus()).thenReturn(status);
-      org.mockito.Mockito.when(res.getOutputStream()).thenReturn(new jakarta.servlet.ServletOutputStream() {
-        @Override
-        public boolean isReady() {
-          return true;
-        }
+  @ParameterizedTest(name = "HTTP {0}")
+  @ValueSource(ints = {404, 405})
+  void theTaskServletsBodilessRefusalsBecomeProblemDetails(int status) throws Exception {
+    jakarta.servlet.http.HttpServletResponse res = org.mockito.Mockito.mock(jakarta.servlet.http.HttpServletResponse.class);
+    java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+    org.mockito.Mockito.when(res.getStatus()).thenReturn(status);
+    org.mockito.Mockito.when(res.getOutputStream()).thenReturn(new jakarta.servlet.ServletOutputStream() {
+      @Override
+      public boolean isReady() {
+        return true;
+      }
 
-        @Override
-        public void setWriteListener(jakarta.servlet.WriteListener listener) {}
+      @Override
+      public void setWriteListener(jakarta.servlet.WriteListener listener) {}
 
-        @Override
-        public void write(int b) {
-          bytes.write(b);
-        }
-      });
-      // what the TaskServlet does for an unknown task or a GET: a status, no body
-      new TaskErrors().doFilter(org.mockito.Mockito.mock(jakarta.servlet.http.HttpServletRequest.class), res,
-          (rq, rs) -> ((jakarta.servlet.http.HttpServletResponse) rs).setStatus(status));
-      org.mockito.Mockito.verify(res).setContentType("application/problem+json");
-      JsonNode json = JSON.readTree(bytes.toByteArray());
-      String code = status == 404 ? "NOT_FOUND" : "METHOD_NOT_ALLOWED";
-      assertEquals(code, json.path("code").asText(), json.toString());
-      assertEquals(code, json.path("error").asText(), json.toString());
-      assertEquals(status, json.path("status").asInt(), json.toString());
-      if (status == 405) org.mockito.Mockito.verify(res).setHeader("Allow", "POST");
-    }
+      @Override
+      public void write(int b) {
+        bytes.write(b);
+      }
+    });
+    // what the TaskServlet does for an unknown task or a GET: a status, no body
+    new TaskErrors().doFilter(org.mockito.Mockito.mock(jakarta.servlet.http.HttpServletRequest.class), res,
+        (rq, rs) -> ((jakarta.servlet.http.HttpServletResponse) rs).setStatus(status));
+    org.mockito.Mockito.verify(res).setContentType("application/problem+json");
+    JsonNode json = JSON.readTree(bytes.toByteArray());
+    String code = status == 404 ? "NOT_FOUND" : "METHOD_NOT_ALLOWED";
+    assertEquals(code, json.path("code").asText(), json.toString());
+    assertEquals(code, json.path("error").asText(), json.toString());
+    assertEquals(status, json.path("status").asInt(), json.toString());
+    if (status == 405) org.mockito.Mockito.verify(res).setHeader("Allow", "POST");
   }
 }

@@ -6,7 +6,7 @@ import io.flashsale.launcher.FlashsaleConfiguration;
 import io.flashsale.launcher.GracefulExit;
 import io.flashsale.launcher.TemporalRuntime;
 import io.flashsale.launcher.observe.SdkMetrics;
-import io.flashsale.paymentchannel.PaymentChannel;
+import io.flashsale.paymentchannel.PaymentChannels;
 import io.flashsale.persistence.Database;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -45,7 +45,7 @@ public class WorkerCommand extends ConfiguredCommand<FlashsaleConfiguration> {
       throw new IllegalArgumentException("a worker needs database.url, channel.baseUrl and channel.notifyUrl");
     }
     Database db = cfg.database.open(cfg.database.url);
-    PaymentChannel channel = cfg.channel.open(cfg.channel.baseUrl, cfg.channel.notifyUrl);
+    PaymentChannels channels = cfg.channel.open(cfg.channel.baseUrl, cfg.channel.notifyUrl);
     SdkMetrics metrics = new SdkMetrics();
     Integer metricsPort = ns.getInt("metricsPort");
     if (metricsPort != null && metricsPort > 0) {
@@ -55,7 +55,7 @@ public class WorkerCommand extends ConfiguredCommand<FlashsaleConfiguration> {
     TemporalRuntime temporal = cfg.temporal.connect(cfg.temporal.target, true, metrics);
     // a worker may be the first process on a namespace: an unregistered attribute would fail its workflow tasks
     temporal.ensureSearchAttributes(cfg.temporal.namespace, false);
-    cfg.registerWorker(temporal, db, channel, safeguards);
+    cfg.registerWorker(temporal, db, channels, safeguards);
     temporal.start();
     System.out.println("worker polling " + cfg.temporal.target + " (workflows=" + cfg.workerWorkflows + ", activities="
         + cfg.workerActivities + ", pid " + ProcessHandle.current().pid() + ")");

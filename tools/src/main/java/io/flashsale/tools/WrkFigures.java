@@ -1,0 +1,216 @@
+package io.flashsale.tools;
+
+import io.flashsale.launcher.FlashsaleApplication;
+import io.flashsale.launcher.cli.HttpJson;
+import io.flashsale.tools.bench.CpuSplit;
+import io.flashsale.tools.bench.Load;
+import io.flashsale.tools.bench.ServiceCpu;
+import io.flashsale.tools.bench.Wrk;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The bench's figures from wrk, a generator far lighter than the load JVM: the sold-out answer
+ * against the same Jetty's trivial answer, and copies of B3's applied notices as a channel's retry
+ * storm at its steady state. Without wrk on the PATH each says so and measures nothing.
+ */
+final class WrkFigures {
+  private final FlashsaleApplication.Wiring w;
+  private final String apiUrl;
+  private final String adminUrl;
+  private final Bench.Options o;
+  private final BenchReport report;
+  private final ServiceCpu cpu;
+  private final int cores;
+
+  WrkFigures(FlashsaleApplication.Wiring w, String apiUrl, String adminUrl, Bench.Options o, BenchReport report,
+      ServiceCpu cpu, int cores) {
+    this.w = w;
+    this.apiUrl = apiUrl;
+    this.adminUrl = adminUrl;
+    this.o = o;
+    this.report = report;
+    this.cpu = cpu;
+    this.cores = cores;
+  }
+
+  /** How long each wrk measurement runs. */
+  static final int WRK_SECONDS = 10;
+
+  /**
+   * The sold-out answer against the same Jetty's trivial answer (the admin port's GET /ping), both
+   * from wrk at the same connections in this run: a generator light enough that the ratio is the
+   * server's. Without wrk on the PATH this says so and measures nothing.
+   */
+  void lightFloors(Map<String, List<Double>> medians) {
+    if (!Wrk.onPath()) {
+      report.line("  wrk: not on the PATH (apt-get install wrk): no floor and no light-generator sold-out figure");
+      return;
+    }
+    try {
+      wrkFloors(medians);
+    } catch (Exception e) { // a measurement that could not run: said, and the bench goes on
+      report.line("  wrk: could not measure the floors: " + e);
+    }
+  }
+
+  private void wrkFloors(Map<String, List<Double>> medians) throws Exception {
+    HttpJson admin = new HttpJson(adminUrl, null, Duration.ofSeconds(30));
+    String sku = "bench-wrk-" + o.stamp().replace("-", "") + "-" + System.nanoTime() % 100_000;
+    HttpJson.Reply made = admin.post("/tasks/sku?tenant=t1&sku=" + sku + "&total=0&unit_price=1990&per_user_limit=1", null);
+    if (made.status() != 200) throw new IllegalStateException("creating " + sku + ": " + made.status() + " " + made.raw());
+    String token = new HttpJson(apiUrl, null, Duration.ofSeconds(30)).login("t1", "bench-wrk").token();
+    Wrk.Result floor = wrk("floor (wrk GET /ping, admin port)", Wrk.get(adminUrl + "/ping", 200, o.concurrency(),
+        WRK_SECONDS), "answer");
+    Wrk.Result soldOut = wrk("sold out (wrk POST /orders, 409 SOLD_OUT)", Wrk.create(apiUrl, token, sku, 409,
+        o.concurrency(), WRK_SECONDS), "sold-out answer");
+    long orders = w.db().read(c -> {
+      try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM orders WHERE sku = ?")) {
+        ps.setString(1, sku);
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          return rs.getLong(1);
+        }
+      }
+    });
+    if (orders != 0) report.flag(orders + " orders on the wrk SKU that has no stock");
+    if (soldOut.otherStatus() > 0 || soldOut.socketErrors() > 0) {
+      report.flag("wrk sold out: " + soldOut.otherStatus() + " answers other than 409, " + soldOut.socketErrors() + " socket errors");
+    }
+    BenchReport.put(medians, "wrk floor answers/s", floor.rate());
+    BenchReport.put(medians, "wrk floor p99 ms", floor.p99Ms());
+    BenchReport.put(medians, "wrk sold_out/s", soldOut.rate());
+    BenchReport.put(medians, "wrk sold_out p99 ms", soldOut.p99Ms());
+    if (BenchReport.ratio(soldOut.rate(), floor.rate())) {
+      report.line(String.format("  ratio sold-out / floor (both wrk) = %.3f", soldOut.rate() / floor.rate()));
+      BenchReport.put(medians, "ratio wrk sold_out/floor", soldOut.rate() / floor.rate());
+    }
+  }
+
+  /** The notices that paid a run's B3 orders (their notify ids begin with Load.stormNotifyIdPrefix). */
+  private static final String STORM_NOTICES = "SELECT n.notify_id, n.merchant_order, n.kind, n.amount, n.txn"
+      + " FROM payment_notification n WHERE n.effect = 'PAID' AND n.notify_id LIKE ? || '%'"
+      + " ORDER BY n.id DESC LIMIT 20";
+
+  /** The arrivals of some orders once wrk's copies were sent; {@code lastId} the newest id before them. */
+  private static final String AFTER_COPIES = "SELECT count(*) FILTER (WHERE id > ?),"
+      + " count(*) FILTER (WHERE effect IS NULL), count(*) FILTER (WHERE effect = 'PAID'),"
+      // answered at arrival: the effect came with the INSERT (applied_at = received_at), and it is a duplicate's
+      + " count(*) FILTER (WHERE id > ? AND (applied_at IS DISTINCT FROM received_at OR effect NOT LIKE 'DUPLICATE %')),"
+      + " (SELECT count(*) FROM outbox WHERE order_id = ANY (?) AND event_type = 'ORDER_PAID')"
+      + " FROM payment_notification WHERE merchant_order = ANY (?)";
+
+  /**
+   * A channel's retry storm at its steady state, from wrk: copies of the notices B3's orders
+   * applied, signed as the channel signs them, each answered at arrival ({@code DUPLICATE PAID},
+   * docs/DESIGN.md §Callbacks). Afterwards every arrival has its effect and each order is still
+   * PAID once, with one ORDER_PAID event.
+   */
+  void lightCallbackCopies(int run, Map<String, List<Double>> medians) {
+    if (!Wrk.onPath()) {
+      report.line("  wrk: not on the PATH: no light-generator figure for callback copies");
+      return;
+    }
+    try {
+      wrkCallbackCopies(run, medians);
+    } catch (Exception e) {
+      report.line("  wrk: could not measure the callback copies: " + e);
+    }
+  }
+
+  private void wrkCallbackCopies(int run, Map<String, List<Double>> medians) throws Exception {
+    List<Map<String, Object>> notices = w.db().read(c -> {
+      List<Map<String, Object>> rows = new ArrayList<>();
+      try (PreparedStatement ps = c.prepareStatement(STORM_NOTICES)) {
+        ps.setString(1, Load.stormNotifyIdPrefix(run));
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            Map<String, Object> n = new LinkedHashMap<>();
+            n.put("notify_id", rs.getString(1));
+            n.put("merchant_order", rs.getString(2));
+            n.put("kind", rs.getString(3));
+            n.put("amount", rs.getLong(4));
+            n.put("txn", rs.getString(5));
+            rows.add(n);
+          }
+        }
+      }
+      return rows;
+    });
+    if (notices.isEmpty()) {
+      report.line("  wrk: no applied B3 notice to copy");
+      return;
+    }
+    List<String> orders = notices.stream().map(n -> (String) n.get("merchant_order")).toList();
+    String secret = w.callbackSecret();
+    long now = System.currentTimeMillis() / 1000; // the signatures stay valid for 300 s, the run takes 10
+    List<Wrk.SignedCallback> copies = new ArrayList<>();
+    for (Map<String, Object> n : notices) copies.add(Wrk.SignedCallback.of(HttpJson.JSON.writeValueAsString(n), secret, now));
+    long lastId = w.db().read(c -> {
+      try (PreparedStatement ps = c.prepareStatement(
+          "SELECT coalesce(max(id), 0) FROM payment_notification WHERE merchant_order = ANY (?)")) {
+        ps.setArray(1, c.createArrayOf("text", orders.toArray()));
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          return rs.getLong(1);
+        }
+      }
+    });
+    Wrk.Result r = wrk("callback copies (wrk POST /callbacks/payment, " + notices.size() + " applied notices, answered at arrival)",
+        Wrk.callbacks(apiUrl, copies, 200, o.concurrency(), WRK_SECONDS), "callback copy");
+    long[] after = w.db().read(c -> {
+      try (PreparedStatement ps = c.prepareStatement(AFTER_COPIES)) {
+        java.sql.Array ids = c.createArrayOf("text", orders.toArray());
+        ps.setLong(1, lastId);
+        ps.setLong(2, lastId);
+        ps.setArray(3, ids);
+        ps.setArray(4, ids);
+        try (ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          return new long[] {rs.getLong(1), rs.getLong(2), rs.getLong(3), rs.getLong(4), rs.getLong(5)};
+        }
+      }
+    });
+    long recorded = after[0];
+    long waiting = after[1];
+    long paidEffects = after[2];
+    long notAtArrival = after[3];
+    long paidEvents = after[4];
+    report.line(String.format("    %d arrivals recorded for %d answers, %d without an effect, %d not answered at arrival;"
+        + " PAID effects %d and ORDER_PAID events %d for %d orders",
+        recorded, r.expectedStatus(), waiting, notAtArrival, paidEffects, paidEvents, orders.size()));
+    if (notAtArrival > 0) report.flag(notAtArrival + " copies of an applied notice were not answered at arrival");
+    if (r.otherStatus() > 0 || r.socketErrors() > 0) {
+      report.flag("wrk callback copies: " + r.otherStatus() + " answers other than 200, " + r.socketErrors() + " socket errors");
+    }
+    if (recorded < r.expectedStatus()) report.flag((r.expectedStatus() - recorded) + " answered callback copies without an arrival row");
+    if (waiting > 0) report.flag(waiting + " callback copies still without an effect after wrk");
+    if (paidEffects != orders.size() || paidEvents != orders.size()) {
+      report.flag("callback copies: " + paidEffects + " PAID effects and " + paidEvents + " ORDER_PAID events for " + orders.size() + " orders");
+    }
+    BenchReport.put(medians, "wrk callback copies/s", r.rate());
+    BenchReport.put(medians, "wrk callback copy p99 ms", r.p99Ms());
+  }
+
+  private Wrk.Result wrk(String what, Process p, String operation) throws Exception {
+    CpuSplit.Sample start = cpu.sample(p.toHandle());
+    Wrk.Result r;
+    try {
+      r = Wrk.finish(p);
+    } finally {
+      p.destroyForcibly(); // gone already, unless finish failed
+    }
+    CpuSplit.Sample after = cpu.sample(p.toHandle()); // wrk has exited: its CPU is the one it reported
+    CpuSplit split = CpuSplit.between(start, new CpuSplit.Sample(after.wallNanos(), after.parts(),
+        start.clientNanos() + (Double.isNaN(r.cpuSeconds()) ? 0 : (long) (r.cpuSeconds() * 1e9))), cores);
+    report.line(String.format("  %s: %.1f/s, p50 / p99 %.2f / %.2f ms, %d requests (%d other status, %d socket errors)", what,
+        r.rate(), r.p50Ms(), r.p99Ms(), r.requests(), r.otherStatus(), r.socketErrors()));
+    report.line("    " + split.perOperationLine(operation, r.expectedStatus()));
+    return r;
+  }
+}

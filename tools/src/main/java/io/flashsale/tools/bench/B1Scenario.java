@@ -1,0 +1,61 @@
+package io.flashsale.tools.bench;
+
+import io.flashsale.launcher.cli.HttpJson;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.IntFunction;
+
+/** B1, admission: N buyers, distinct keys, 50 subjects, one SKU of {@code stock} units, C clients or an open loop. */
+final class B1Scenario {
+  private final LoadContext ctx;
+  /** Arrivals per second; 0: a closed loop of the scenario's clients. */
+  private final double openRate;
+
+  B1Scenario(LoadContext ctx, double openRate) {
+    this.ctx = ctx;
+    this.openRate = openRate;
+  }
+
+  ScenarioResult run(int run, int n, int stock, int clients, Duration max) throws Exception {
+    ctx.login();
+    String sku = ctx.newSku("b1-" + run, stock);
+    ctx.mark(Load.MARK_START);
+    ClosedLoop.Batch b = drive(openRate, clients, n, max, i -> create(ctx.buyers.get(i % LoadContext.SUBJECTS), sku, sku + "-" + i));
+    ctx.mark(Load.MARK_END);
+    List<Long> created = Stats.latencies(b.results(), "CREATED");
+    List<Long> soldOut = Stats.latencies(b.results(), "SOLD_OUT");
+    Invariants.Stock s = Invariants.stock(ctx, sku);
+    List<String> broken = Invariants.admission(s, created.size());
+    Map<String, Double> m = new LinkedHashMap<>();
+    m.put("sold_out/s", soldOut.size() / b.seconds());
+    if (!soldOut.isEmpty()) { // no sold-out answer, no sold-out latency
+      m.put("sold_out p50 ms", Stats.pct(soldOut, 50));
+      m.put("sold_out p99 ms", Stats.pct(soldOut, 99));
+    }
+    List<Long> overloaded = Stats.latencies(b.results(), "OVERLOADED");
+    if (!overloaded.isEmpty()) { // refused for load: the refusal's own latency (it must come at once)
+      m.put("overloaded p50 ms", Stats.pct(overloaded, 50));
+      m.put("overloaded p99 ms", Stats.pct(overloaded, 99));
+    }
+    m.put("oversell", (double) s.oversell());
+    m.put("remaining", (double) s.remaining());
+    m.put("order rows", (double) s.orderRows());
+    return LoadContext.result("b1", run, clients, b, created.size() / b.seconds(), "created/s", created, m, broken,
+        openRate > 0 ? List.of("stock " + stock, String.format("open loop at %.1f arrivals/s", openRate))
+            : List.of("stock " + stock));
+  }
+
+  /** An open loop at {@code openRate} arrivals per second, or (0) a closed loop of {@code clients}. */
+  static ClosedLoop.Batch drive(double openRate, int clients, int n, Duration max, IntFunction<Timed> request)
+      throws Exception {
+    return openRate > 0 ? OpenLoop.run(openRate, n, max, request) : ClosedLoop.run(clients, n, max, request);
+  }
+
+  /** One buyer's create, timed, its outcome as the API answered it. */
+  static Timed create(HttpJson buyer, String sku, String key) {
+    return ClosedLoop.timed(() -> LoadContext.outcome(
+        buyer.post("/orders", Map.of("request_key", key, "sku", sku, "quantity", 1)), "outcome"));
+  }
+}

@@ -1,0 +1,67 @@
+package io.flashsale.tools.bench;
+
+import io.flashsale.launcher.cli.HttpJson;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/** B2, end to end: create → pay → the channel's callback → PAID, C clients; the window ends when every order is PAID. */
+final class B2Scenario {
+  private static final String CREATE_ = "CREATE_";
+  private static final String PAY_ = "PAY_";
+
+  private final LoadContext ctx;
+
+  B2Scenario(LoadContext ctx) {
+    this.ctx = ctx;
+  }
+
+  ScenarioResult run(int run, int orders, int stock, int clients, Duration max) throws Exception {
+    ctx.login();
+    String sku = ctx.newSku("b2-" + run, stock);
+    ctx.mark(Load.MARK_START);
+    ClosedLoop.Batch b = ClosedLoop.run(clients, orders, max, i -> {
+      HttpJson buyer = ctx.buyers.get(i % LoadContext.SUBJECTS);
+      HttpJson.Reply c;
+      try {
+        c = buyer.post("/orders", Map.of("request_key", sku + "-" + i, "sku", sku, "quantity", 1));
+      } catch (RuntimeException e) { // no answer: this order is not paid, and counted
+        return new Timed(CREATE_ + ClosedLoop.failure(e), 0);
+      }
+      if (!"CREATED".equals(c.text("outcome"))) return new Timed(CREATE_ + LoadContext.outcome(c, "outcome"), 0);
+      String id = c.text("order_id");
+      Timed pay = ClosedLoop.timed(() -> LoadContext.outcome(buyer.post("/orders/" + id + "/pay", null), "status"));
+      // a pay call without an answer is no PAID order the window waits for (it may still become PAID)
+      return ClosedLoop.noAnswer(pay.outcome()) ? new Timed(PAY_ + pay.outcome(), pay.nanos()) : pay;
+    });
+    // the orders whose pay call answered: each must end PAID
+    long paying = b.results().stream().filter(t -> answeredPay(t.outcome())).count();
+    long t0 = System.nanoTime() - (long) (b.seconds() * 1e9);
+    long paid = ctx.awaitCount("SELECT count(*) FROM orders WHERE sku = ? AND status = 'PAID'", paying, sku);
+    // the window closes when the channel's callbacks were applied too (as duplicates of the pay answer)
+    long callbacks = ctx.awaitCount("SELECT count(*) FROM payment_notification n JOIN orders o ON o.order_id = n.merchant_order"
+        + " WHERE o.sku = ? AND n.effect IS NOT NULL", paid, sku);
+    double seconds = (System.nanoTime() - t0) / 1e9;
+    ctx.mark(Load.MARK_END);
+    List<String> broken = new ArrayList<>(Invariants.everyPaidCallPaid(paying, paid, LoadContext.CONVERGE));
+    broken.addAll(Invariants.paidOrders(ctx, sku).broken(false));
+    broken.addAll(Invariants.stock(ctx, sku).broken());
+    List<Long> pay = new ArrayList<>();
+    for (Timed t : b.results()) if (answeredPay(t.outcome())) pay.add(t.nanos());
+    Collections.sort(pay);
+    Map<String, Double> m = new LinkedHashMap<>();
+    m.put("paid", (double) paid);
+    m.put("callbacks applied", (double) callbacks);
+    return new ScenarioResult("b2", run, clients, b.results().size(), seconds, paid / seconds, "PAID orders/s",
+        Stats.pct(pay, 50), Stats.pct(pay, 99), Stats.outcomes(b.results()), m, broken, "",
+        List.of("latency = the pay call; stock " + stock));
+  }
+
+  /** A b2 outcome of a pay call that answered (not a create that failed, not a pay without an answer). */
+  private static boolean answeredPay(String outcome) {
+    return !outcome.startsWith(CREATE_) && !outcome.startsWith(PAY_);
+  }
+}
