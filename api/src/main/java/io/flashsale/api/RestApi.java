@@ -56,7 +56,11 @@ import org.glassfish.jersey.server.ServerProperties;
  */
 public final class RestApi {
 
-  /** The API's limits and switches (config keys of the same names). */
+  /**
+   * The API's limits and switches: the config keys of the same names, the sizes in bytes and the
+   * durations in milliseconds (maxBodySize, createLatencyBudget, maxEventStreamDuration,
+   * eventStreamHeartbeat).
+   */
   public record Settings(long maxBodyBytes, int maxCreatesInFlight, int minCreatesInFlight, long createLatencyBudgetMs,
       int maxCreatesInFlightPerPrincipal,
       int maxExports, int maxExportsPerPrincipal, int maxEventStreams, int maxEventStreamsPerPrincipal,

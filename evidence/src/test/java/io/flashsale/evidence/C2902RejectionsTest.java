@@ -22,7 +22,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class C2902RejectionsTest {
   // the channel's reply deadline is not under test here: wide enough that a loaded machine's charge
   // still answers in time (with the default 300 ms the one pay that runs may answer UNKNOWN)
-  @RegisterExtension static final Stack stack = new Stack().with("channel.timeoutMs", 5_000);
+  @RegisterExtension static final Stack stack = new Stack().with("channel.timeout", "5s");
   @RegisterExtension static final Evidence ev = new Evidence("C29-02", "rejections, exactly one charge, no row when sold out");
 
   @Test

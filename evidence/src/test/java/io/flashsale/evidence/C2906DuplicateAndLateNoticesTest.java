@@ -22,7 +22,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 // skips the clock past long timers (60 s and more): time skipping exists only in the in-memory engine
 @org.junit.jupiter.api.Tag("in-memory-only")
 class C2906DuplicateAndLateNoticesTest {
-  @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQueryMs", 120_000);
+  @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQuery", "2m");
   @RegisterExtension static final Evidence ev = new Evidence("C29-06", "16 identical callbacks; reversed late notices");
 
   @Test

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 // skips the clock to just before the 60 s reservation TTL: time skipping exists only in the in-memory engine
 @org.junit.jupiter.api.Tag("in-memory-only")
 class C2908ExpiryStormTest {
-  @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQueryMs", 300_000);
+  @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQuery", "5m");
   @RegisterExtension static final Evidence ev = new Evidence("C29-08", "20 expired UNKNOWN + 20 callbacks + 10 new buyers");
 
   private static final String SKU = "sku-c2908";

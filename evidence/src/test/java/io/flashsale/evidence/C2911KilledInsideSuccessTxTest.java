@@ -17,7 +17,7 @@ class C2911KilledInsideSuccessTxTest {
   // the success transaction must run in the killed process: database steps as activity tasks there,
   // not as local activities in the workflows' worker
   @RegisterExtension static final Stack stack = new Stack().with("workerActivities", false)
-      .with("orders.unknownFirstQueryMs", 300_000).with("orders.localDatabaseSteps", false);
+      .with("orders.unknownFirstQuery", "5m").with("orders.localDatabaseSteps", false);
   @RegisterExtension static final Evidence ev = new Evidence("C29-11", "SIGKILL inside the success transaction");
 
   @Test

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class C2912RelayKilledAfterAcksTest {
   // the relay is run by hand; a channel timeout a busy machine cannot miss, so each pay answers PAID
   @RegisterExtension static final Stack stack = new Stack().with("relay.enabled", false)
-      .with("channel.timeoutMs", 5_000);
+      .with("channel.timeout", "5s");
   @RegisterExtension static final Evidence ev = new Evidence("C29-12", "relay SIGKILL after 3 acks → redelivery");
 
   @Test

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class C2918ConsumerWithoutDedupTest {
   // the relay is run by hand; a channel timeout a busy machine cannot miss, so each pay answers PAID
   @RegisterExtension static final Stack stack = new Stack().with("relay.enabled", false)
-      .with("channel.timeoutMs", 5_000);
+      .with("channel.timeout", "5s");
   @RegisterExtension static final AfterAllCallback restore = context -> {
     if (stack.wiring != null && stack.wiring.consumer() != null) stack.wiring.consumer().restoreIdempotency();
   };

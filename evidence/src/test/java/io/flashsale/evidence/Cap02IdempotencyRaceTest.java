@@ -32,7 +32,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class Cap02IdempotencyRaceTest {
   // a short late-notice window, so the cancelled order's workflow closes within the experiment
-  @RegisterExtension static final Stack stack = new Stack().with("orders.lateNoticeWindowMs", 3_000);
+  @RegisterExtension static final Stack stack = new Stack().with("orders.lateNoticeWindow", "3s");
   @RegisterExtension static final Evidence ev = new Evidence("CAP-02", "idempotency races; concurrent cancels (CAP-04)");
 
   @Test

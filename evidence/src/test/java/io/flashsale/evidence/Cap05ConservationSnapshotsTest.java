@@ -37,7 +37,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * its commit is done, so the control does not depend on luck).
  */
 class Cap05ConservationSnapshotsTest {
-  @RegisterExtension static final Stack stack = new Stack().with("orders.reservationTtlMs", 2_000);
+  @RegisterExtension static final Stack stack = new Stack().with("orders.reservationTtl", "2s");
   @RegisterExtension static final Evidence ev = new Evidence("CAP-05",
       "conservation in every snapshot during a sale (creates, pays, cancels, declines, expiries)");
 

@@ -34,7 +34,7 @@ class Cap06SlowDownstreamTest {
 
   @RegisterExtension static final Stack stack = new Stack()
       .with("relay.consumerUrl", "http://127.0.0.1:" + DOWNSTREAM_PORT + "/events")
-      .with("relay.deliveryTimeoutMs", 1_000);
+      .with("relay.deliveryTimeout", "1s");
   @RegisterExtension static final Evidence ev = new Evidence("CAP-06",
       "slow or down downstream: orders still PAID, backlog grows, drains, ship once");
 

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class Cap07EventStreamTest {
   @RegisterExtension static final Stack stack = new Stack().with("maxEventStreams", 2)
-      .with("eventStreamHeartbeatMs", 300);
+      .with("eventStreamHeartbeat", "300ms");
   @RegisterExtension static final Evidence ev = new Evidence("CAP-07", "SSE: live cancel, resume, revoke, capacity (CAP-09, X-07)");
 
   private static int openStreams() {

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Tag("in-memory-only")
 class Rc02OrphanRepairTest {
-  @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQueryMs", 120_000);
+  @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQuery", "2m");
   @RegisterExtension static final Evidence ev = new Evidence("RC-02", "orphans after an engine restart are repaired");
 
   @Test

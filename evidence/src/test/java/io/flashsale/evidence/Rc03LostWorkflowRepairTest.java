@@ -14,8 +14,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class Rc03LostWorkflowRepairTest {
   @RegisterExtension static final Stack stack = new Stack()
-      .with("channel.timeoutMs", 5_000) // the charge stays in flight long enough to lose its workflow
-      .with("orders.unknownFirstQueryMs", 1_000);
+      .with("channel.timeout", "5s") // the charge stays in flight long enough to lose its workflow
+      .with("orders.unknownFirstQuery", "1s");
   @RegisterExtension static final Evidence ev = new Evidence("RC-03", "workflow lost mid-payment → ORPHAN → repair → PAID");
 
   @Test

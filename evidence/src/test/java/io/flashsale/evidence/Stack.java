@@ -38,7 +38,7 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
   public FlashsaleApplication.Wiring wiring;
   public int temporalPort;
 
-  /** A config override, e.g. orders.reservationTtlMs. */
+  /** A config override, e.g. orders.reservationTtl (durations with their unit: "20s"). */
   public Stack with(String key, Object value) {
     overrides.put(key, String.valueOf(value));
     return this;
@@ -215,7 +215,7 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
     p.put("dw.temporal.engine", "external");
     p.put("dw.channel.baseUrl", wiring.channelUrl());
     p.put("dw.channel.notifyUrl", "http://127.0.0.1:" + wiring.apiPort() + "/callbacks/payment");
-    p.put("dw.channel.timeoutMs", String.valueOf(channelTimeoutMs));
+    p.put("dw.channel.timeout", channelTimeoutMs + "ms");
     p.put("dw.channel.merchantKey", wiring.merchantKey());
     // a child server outside the local default guards its admin port with this credential
     p.put("dw.auth.adminToken", CHILD_ADMIN_TOKEN);

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * at the channel, one confirmed unit, one event); a pay without the key is refused instead.
  */
 class X03ApiKilledMidRequestTest {
-  @RegisterExtension static final Stack stack = new Stack().with("channel.timeoutMs", 8_000);
+  @RegisterExtension static final Stack stack = new Stack().with("channel.timeout", "8s");
   @RegisterExtension static final Evidence ev = new Evidence("X-03", "API SIGKILL mid-request: the retried key gets the original answer, nothing twice");
 
   private static final String SKU_A = "sku-x03-a";

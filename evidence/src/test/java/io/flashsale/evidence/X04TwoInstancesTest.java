@@ -35,7 +35,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class X04TwoInstancesTest {
   private static final int STOCK = 30;
   private static final int CROWD = 90;
-  /** The view's bound (stockView.boundMs, the default): the oldest state it answers SOLD_OUT from. */
+  /** The view's bound (stockView.bound, the default): the oldest state it answers SOLD_OUT from. */
   private static final long BOUND_MS = 2_000;
   /** How long the probes wait for a view to follow: a deadline for a condition, not a speed bound. */
   private static final long FOLLOW_DEADLINE_MS = 60_000;

@@ -78,9 +78,9 @@ class X05SoakTest {
 
   @RegisterExtension static final Stack stack = new Stack().with("worker", false)
       .with("channel.notifyUrl", RECORDER_URL)
-      .with("orders.reservationTtlMs", 30_000)
-      .with("orders.unknownFirstQueryMs", 1_000)
-      .with("orders.lateNoticeWindowMs", 5_000);
+      .with("orders.reservationTtl", "30s")
+      .with("orders.unknownFirstQuery", "1s")
+      .with("orders.lateNoticeWindow", "5s");
   @RegisterExtension static final Evidence ev = new Evidence("X-05", "soak: channel faults, worker kills, a PostgreSQL restart; everything converges");
 
   enum Fault {

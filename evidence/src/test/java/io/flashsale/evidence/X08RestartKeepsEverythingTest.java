@@ -17,8 +17,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class X08RestartKeepsEverythingTest {
   @RegisterExtension static final Stack stack = new Stack()
       .with("temporal.devServerDbFile", "") // the default: <dataDir>/temporal.db
-      .with("orders.reservationTtlMs", 25_000)
-      .with("orders.unknownFirstQueryMs", 15_000);
+      .with("orders.reservationTtl", "25s")
+      .with("orders.unknownFirstQuery", "15s");
   @RegisterExtension static final Evidence ev = new Evidence("X-08", "restart keeps orders, workflows, timers, ledger");
 
   @Test

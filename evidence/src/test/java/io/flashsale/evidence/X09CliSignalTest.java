@@ -15,7 +15,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Tag("dev-server-only")
 class X09CliSignalTest {
-  @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQueryMs", 600_000);
+  @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQuery", "10m");
   @RegisterExtension static final Evidence ev = new Evidence("X-09", "temporal CLI signal: UNKNOWN → PAID, duplicate, rejected");
 
   @Test

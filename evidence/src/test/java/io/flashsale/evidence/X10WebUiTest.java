@@ -27,7 +27,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Tag("dev-server-only")
 class X10WebUiTest {
-  @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQueryMs", 600_000);
+  @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQuery", "10m");
   @RegisterExtension static final Evidence ev = new Evidence("X-10", "Web UI in headless Chromium: find the UNKNOWN order");
 
   private static final String SKU = "sku-x10";

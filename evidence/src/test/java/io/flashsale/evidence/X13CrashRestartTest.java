@@ -38,9 +38,9 @@ class X13CrashRestartTest {
     props.put("dw.temporal.uiPort", "0");
     props.put("dw.channel.embeddedPort", String.valueOf(Stack.freePortForChild()));
     props.put("dw.consumer.port", String.valueOf(Stack.freePortForChild()));
-    props.put("dw.orders.reservationTtlMs", "20000");
+    props.put("dw.orders.reservationTtl", "20s");
     // the crash is the point here, not a slow charge: a loaded machine must not turn the pay UNKNOWN
-    props.put("dw.channel.timeoutMs", "3000");
+    props.put("dw.channel.timeout", "3s");
     HttpJson apiClient = new HttpJson("http://127.0.0.1:" + api, null);
     String created;
     String paid;

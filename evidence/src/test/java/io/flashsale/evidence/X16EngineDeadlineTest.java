@@ -16,7 +16,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class X16EngineDeadlineTest {
   @RegisterExtension static final Stack stack = new Stack().with("worker", false)
-      .with("temporal.callDeadlineMs", 2_000);
+      .with("temporal.callDeadline", "2s");
   @RegisterExtension static final Evidence ev = new Evidence("X-16", "engine calls have a deadline; Idempotency-Key on pay");
 
   @Test

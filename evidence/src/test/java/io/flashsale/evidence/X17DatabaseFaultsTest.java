@@ -24,7 +24,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class X17DatabaseFaultsTest {
   // the outage's retries are counted by the server on activity tasks; with local database steps a
   // run of the whole suite once recorded no ApplyChannelAnswer marker at all (not explained yet)
-  @RegisterExtension static final Stack stack = new Stack().with("channel.timeoutMs", 5_000)
+  @RegisterExtension static final Stack stack = new Stack().with("channel.timeout", "5s")
       .with("orders.localDatabaseSteps", false);
   @RegisterExtension static final Evidence ev = new Evidence("X-17", "database outage converges; data error flags, never FAILED");
 

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * the pay, is answered from the order's row and reaches no history.
  */
 class X18CommandValidatorsTest {
-  @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQueryMs", 120_000);
+  @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQuery", "2m");
   @RegisterExtension static final Evidence ev = new Evidence("X-18", "validators refuse without history; no timer pile-up; copies and the paying charge's notice answered at arrival");
 
   private static String workflowId(String orderId) {

@@ -21,8 +21,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class X19WorkflowCancelTest {
   @RegisterExtension static final Stack stack = new Stack()
-      .with("orders.reservationTtlMs", 20_000)
-      .with("orders.unknownFirstQueryMs", 5_000);
+      .with("orders.reservationTtl", "20s")
+      .with("orders.unknownFirstQuery", "5s");
   @RegisterExtension static final Evidence ev = new Evidence("X-19", "workflow cancel settles the order; no-create runs end");
 
   private static final String SKU = "sku-x19";

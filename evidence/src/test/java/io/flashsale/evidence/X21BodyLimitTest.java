@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * X-21: request bodies over maxBodyBytes (the default, 16 KiB) are refused with 413 and the stable
+ * X-21: request bodies over maxBodySize (the default, 16 KiB) are refused with 413 and the stable
  * code BODY_TOO_LARGE before they are read: on the order create, the dev login and the payment
  * callback, whether the size is declared (Content-Length, also with Expect: 100-continue, so the
  * body is never sent) or the body is chunked without a length. Nothing is stored, nothing is
@@ -22,7 +22,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class X21BodyLimitTest {
   private static final int LIMIT = 16 * 1024;
   @RegisterExtension static final Stack stack = new Stack();
-  @RegisterExtension static final Evidence ev = new Evidence("X-21", "bodies over maxBodyBytes: 413 BODY_TOO_LARGE, nothing stored");
+  @RegisterExtension static final Evidence ev = new Evidence("X-21", "bodies over maxBodySize: 413 BODY_TOO_LARGE, nothing stored");
 
   private final HttpClient http = HttpClient.newHttpClient();
 

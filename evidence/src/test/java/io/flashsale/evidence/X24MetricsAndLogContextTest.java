@@ -25,7 +25,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 class X24MetricsAndLogContextTest {
   // a short late-notice window: the workflows complete within the experiment
-  @RegisterExtension static final Stack stack = new Stack().with("orders.lateNoticeWindowMs", 1_000);
+  @RegisterExtension static final Stack stack = new Stack().with("orders.lateNoticeWindow", "1s");
   @RegisterExtension static final Evidence ev = new Evidence("X-24",
       "Temporal SDK metrics on /metrics/prometheus; log lines carry the order id");
 

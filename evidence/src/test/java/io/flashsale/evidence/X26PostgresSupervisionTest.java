@@ -46,9 +46,9 @@ class X26PostgresSupervisionTest {
   @RegisterExtension static final Stack stack = new Stack()
       .with("database.superviseEmbedded", true)
       // a cold pay must not run into the channel timeout on a loaded machine (this is about the database)
-      .with("channel.timeoutMs", 5_000)
+      .with("channel.timeout", "5s")
       // no reservation may expire while its pay waits out the outage: the sale must sell out exactly
-      .with("orders.reservationTtlMs", 180_000);
+      .with("orders.reservationTtl", "3m");
   @RegisterExtension static final Evidence ev = new Evidence("X-26",
       "PostgreSQL SIGKILL under the service → supervisor restarts it; 503 + Retry-After meanwhile, sold out exactly");
 

@@ -27,7 +27,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Tag("dev-server-only")
 class X27OutageHistoryBoundTest {
-  @RegisterExtension static final Stack stack = new Stack().with("channel.timeoutMs", 5_000);
+  @RegisterExtension static final Stack stack = new Stack().with("channel.timeout", "5s");
   @RegisterExtension static final Evidence ev = new Evidence("X-27",
       "a database outage of minutes adds a bounded number of events per order; every order converges");
 

@@ -25,7 +25,6 @@ import java.io.File;
 import java.io.FileInputStream;
 import java.io.FileNotFoundException;
 import java.io.InputStream;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -162,7 +161,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
       });
     }
 
-    Database db = cfg.database.open(jdbcUrl);
+    Database db = Assembly.pool(cfg.database, jdbcUrl);
     exit.expect("ordersPoolClosed", db::isClosed);
     env.lifecycle().manage(new Managed() {
       @Override
@@ -176,17 +175,17 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
       skus.upsert(cfg.seed.tenant, cfg.seed.sku, cfg.seed.total, cfg.seed.unitPrice, cfg.seed.perUserLimit);
     }
 
-    PaymentChannels channels = cfg.channel.open(channelUrl, cfg.channel.notifyUrl);
+    PaymentChannels channels = Assembly.channels(cfg.channel, channelUrl, cfg.channel.notifyUrl);
     PaymentChannel channel = channels.defaultChannel();
 
     boolean external = engine == io.flashsale.launcher.TemporalEngine.EXTERNAL;
     io.flashsale.launcher.observe.SdkMetrics metrics = new io.flashsale.launcher.observe.SdkMetrics();
     env.admin().addServlet("prometheus", metrics.servlet()).addMapping(io.flashsale.launcher.observe.SdkMetrics.PATH);
-    TemporalRuntime temporal = cfg.temporal.connect(temporalTarget, external, metrics);
+    TemporalRuntime temporal = Assembly.temporal(cfg.temporal, temporalTarget, external, metrics);
     boolean inMemory = engine == io.flashsale.launcher.TemporalEngine.EMBEDDED;
     if (!inMemory) temporal.awaitReady(cfg.temporal.namespace, Duration.ofSeconds(60));
     temporal.ensureSearchAttributes(cfg.temporal.namespace, inMemory);
-    if (cfg.worker) cfg.registerWorker(temporal, db, channels, safeguards);
+    if (cfg.worker) Assembly.registerWorker(cfg, temporal, db, channels, safeguards);
     env.lifecycle().manage(new Managed() {
       @Override
       public void stop() {
@@ -210,13 +209,12 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
       String consumerUrl = cfg.relay.consumerUrl == null || cfg.relay.consumerUrl.isBlank()
           ? "http://" + cfg.consumer.host + ":" + cfg.consumer.port + "/events"
           : cfg.relay.consumerUrl;
-      relay = new OutboxRelay(db, consumerUrl, cfg.relay.batchSize, cfg.relay.pollMs, "embedded",
-          Duration.ofMillis(cfg.relay.deliveryTimeoutMs));
+      relay = Assembly.relay(cfg.relay, db, consumerUrl);
       env.lifecycle().manage(relay);
       exit.expect("relayStopped", relay::isStopped);
     }
 
-    Orders orders = new Orders(temporal.client(), cfg.orders.toSettings(), Duration.ofMillis(cfg.temporal.callDeadlineMs));
+    Orders orders = Assembly.orders(cfg, temporal.client());
     io.flashsale.reconciliation.OrphanRepair repair = new io.flashsale.reconciliation.OrphanRepair(db, temporal.service(),
         cfg.temporal.namespace, orders);
     if (cfg.temporal.repairOrphansAtStart && cfg.worker) {
@@ -234,18 +232,13 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     // relay pointed elsewhere its tables stay empty, and the report must say "not checked"
     boolean eventsReachThisConsumer = cfg.relay.consumerUrl == null || cfg.relay.consumerUrl.isBlank();
     Reconciler reconciler = new Reconciler(db, channels, eventsReachThisConsumer ? consumer : null);
-    TokenService tokens = new TokenService(TokenService.keys(cfg.auth.secret, cfg.auth.keys), cfg.auth.signingKeyId,
-        cfg.auth.tokenTtlSeconds, Clock.systemUTC());
+    TokenService tokens = Assembly.tokens(cfg.auth);
     WorkflowAudit audit = new WorkflowAudit(temporal.service(), temporal.client(), cfg.temporal.namespace);
     // after the pool (managed above), so it stops before the pool closes
-    io.flashsale.persistence.StockView stockView = managed(env, cfg.stockView.open(db));
-    io.flashsale.persistence.PrincipalView principalView = managed(env, cfg.principalView.open(db, Duration.ofSeconds(cfg.auth.tokenTtlSeconds)));
-    RestApi.register(env,
-        new RestApi.Settings(cfg.maxBodyBytes, cfg.maxCreatesInFlight, cfg.minCreatesInFlight, cfg.createLatencyBudgetMs,
-            cfg.maxCreatesInFlightPerPrincipal,
-            cfg.maxExports, cfg.maxExportsPerPrincipal, cfg.maxEventStreams, cfg.maxEventStreamsPerPrincipal,
-            cfg.maxEventStreamMs, cfg.eventStreamHeartbeatMs,
-            cfg.auth.devLoginEnabled(cfg.embedded), cfg.auth.secureCookie, cfg.embedded, cfg.auth.adminToken),
+    io.flashsale.persistence.StockView stockView = managed(env, Assembly.stockView(cfg.stockView, db));
+    io.flashsale.persistence.PrincipalView principalView = managed(env,
+        Assembly.principalView(cfg.principalView, db, cfg.auth.tokenTtl.toJavaDuration()));
+    RestApi.register(env, Assembly.apiSettings(cfg),
         new RestApi.Services(db, orders, tokens, channels, temporal.service(), reconciler, audit, repair,
             stockView, principalView, () -> safeguards.on(Safeguards.Safeguard.TRANSITION_PRECONDITION)));
 

@@ -19,7 +19,7 @@ class ChannelWiringTest {
   void theConfiguredChannelIsTheDefaultOneUnderTheDatabasesDefaultId() {
     FlashsaleConfiguration.ChannelSettings settings = new FlashsaleConfiguration.ChannelSettings();
     settings.merchantKey = "merchant-key";
-    PaymentChannels channels = settings.open("http://127.0.0.1:1", "http://127.0.0.1:2/callbacks/payment");
+    PaymentChannels channels = Assembly.channels(settings, "http://127.0.0.1:1", "http://127.0.0.1:2/callbacks/payment");
     assertEquals(List.of(PaymentChannels.DEFAULT), List.copyOf(channels.ids()));
     assertEquals(OrderQueries.DEFAULT_CHANNEL, channels.defaultId(), "a create's channel is one that is registered");
   }
@@ -28,7 +28,7 @@ class ChannelWiringTest {
   void withoutACallbackSecretItsCallbacksAreRefused() {
     FlashsaleConfiguration.ChannelSettings settings = new FlashsaleConfiguration.ChannelSettings();
     settings.merchantKey = "merchant-key";
-    PaymentChannels channels = settings.open("http://127.0.0.1:1", "http://127.0.0.1:2/callbacks/payment");
+    PaymentChannels channels = Assembly.channels(settings, "http://127.0.0.1:1", "http://127.0.0.1:2/callbacks/payment");
     CallbackRefusal r = assertThrows(CallbackRefusal.class,
         () -> channels.defaultEntry().callbacks().read(name -> null, "{}".getBytes()));
     assertEquals(401, r.status());

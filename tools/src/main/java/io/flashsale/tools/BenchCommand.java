@@ -49,7 +49,7 @@ public class BenchCommand extends StackScriptCommand {
       FlashsaleConfiguration cfg) throws Exception {
     // before the application runs: B3's orders stay UNKNOWN until the storm's notices converge them
     scenarios(ns.getString("scenarios")); // an unknown scenario is refused before the stack starts
-    cfg.orders.unknownFirstQueryMs = 600_000;
+    cfg.orders.unknownFirstQuery = io.dropwizard.util.Duration.minutes(10);
     quietCancelledPromises();
     ordersWorker = new Bench.OrdersWorker(
         io.flashsale.launcher.TemporalRuntime.cacheOptions(cfg.temporal.workflowCacheSize).build(),

@@ -16,7 +16,7 @@ import java.io.InputStream;
 import java.time.Duration;
 
 /**
- * Request bodies past {@code maxBodyBytes} are refused with 413 BODY_TOO_LARGE before anything
+ * Request bodies past {@code maxBodySize} are refused with 413 BODY_TOO_LARGE before anything
  * reads them: at once when Content-Length says so (before authentication and resource matching),
  * and while reading when there is no length (chunked), the moment the count passes the limit. A
  * resource never sees a partial body, so nothing is stored.
@@ -45,7 +45,7 @@ public final class BodyLimit implements ContainerRequestFilter, ContainerRespons
   private final long maxBytes;
 
   public BodyLimit(long maxBytes) {
-    if (maxBytes < 1) throw new IllegalArgumentException("maxBodyBytes must be positive, not " + maxBytes);
+    if (maxBytes < 1) throw new IllegalArgumentException("maxBodySize must be positive, not " + maxBytes);
     this.maxBytes = maxBytes;
   }
 

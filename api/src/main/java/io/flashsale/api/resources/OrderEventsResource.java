@@ -63,7 +63,7 @@ public class OrderEventsResource {
 
   /**
    * The service is stopping: every open stream ends within one poll, so the drain does not wait
-   * for streams that would run until maxEventStreamMs (the client resumes with Last-Event-ID).
+   * for streams that would run until maxEventStreamDuration (the client resumes with Last-Event-ID).
    */
   public void endStreams() {
     stopping = true;

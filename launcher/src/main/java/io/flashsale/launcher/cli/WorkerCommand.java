@@ -2,6 +2,7 @@ package io.flashsale.launcher.cli;
 
 import io.dropwizard.core.cli.ConfiguredCommand;
 import io.dropwizard.core.setup.Bootstrap;
+import io.flashsale.launcher.Assembly;
 import io.flashsale.launcher.FlashsaleConfiguration;
 import io.flashsale.launcher.GracefulExit;
 import io.flashsale.launcher.TemporalRuntime;
@@ -44,18 +45,18 @@ public class WorkerCommand extends ConfiguredCommand<FlashsaleConfiguration> {
     if (cfg.database.url == null || cfg.channel.baseUrl == null || cfg.channel.notifyUrl == null || cfg.channel.notifyUrl.isBlank()) {
       throw new IllegalArgumentException("a worker needs database.url, channel.baseUrl and channel.notifyUrl");
     }
-    Database db = cfg.database.open(cfg.database.url);
-    PaymentChannels channels = cfg.channel.open(cfg.channel.baseUrl, cfg.channel.notifyUrl);
+    Database db = Assembly.pool(cfg.database, cfg.database.url);
+    PaymentChannels channels = Assembly.channels(cfg.channel, cfg.channel.baseUrl, cfg.channel.notifyUrl);
     SdkMetrics metrics = new SdkMetrics();
     Integer metricsPort = ns.getInt("metricsPort");
     if (metricsPort != null && metricsPort > 0) {
       metrics.serve(ns.getString("metricsHost"), metricsPort);
       System.out.println("worker metrics at http://" + ns.getString("metricsHost") + ":" + metricsPort + SdkMetrics.PATH);
     }
-    TemporalRuntime temporal = cfg.temporal.connect(cfg.temporal.target, true, metrics);
+    TemporalRuntime temporal = Assembly.temporal(cfg.temporal, cfg.temporal.target, true, metrics);
     // a worker may be the first process on a namespace: an unregistered attribute would fail its workflow tasks
     temporal.ensureSearchAttributes(cfg.temporal.namespace, false);
-    cfg.registerWorker(temporal, db, channels, safeguards);
+    Assembly.registerWorker(cfg, temporal, db, channels, safeguards);
     temporal.start();
     System.out.println("worker polling " + cfg.temporal.target + " (workflows=" + cfg.workerWorkflows + ", activities="
         + cfg.workerActivities + ", pid " + ProcessHandle.current().pid() + ")");
