@@ -24,6 +24,7 @@ public final class Orders {
   private final WorkflowClient client;
   private final OrderSettings settings;
   private final java.time.Duration deadline;
+  private final String taskQueue;
   /** Engine calls run here, so a request thread waits at most the deadline (the call itself may go on). */
   private final java.util.concurrent.ExecutorService calls = java.util.concurrent.Executors.newCachedThreadPool(r -> {
     Thread t = new Thread(r, "engine-call");
@@ -36,9 +37,18 @@ public final class Orders {
   }
 
   public Orders(WorkflowClient client, OrderSettings settings, java.time.Duration deadline) {
+    this(client, settings, deadline, WorkflowIds.TASK_QUEUE);
+  }
+
+  /**
+   * Runs started here go to taskQueue: {@link WorkflowIds#TASK_QUEUE} in production; a test
+   * engine's worker may poll a queue of its own.
+   */
+  public Orders(WorkflowClient client, OrderSettings settings, java.time.Duration deadline, String taskQueue) {
     this.client = client;
     this.settings = settings;
     this.deadline = deadline;
+    this.taskQueue = taskQueue;
   }
 
   /**
@@ -146,12 +156,12 @@ public final class Orders {
   }
 
   /** Tenant and SKU are known at start, so the Web UI and visibility can filter on them at once. */
-  private static WorkflowOptions startOptions(String workflowId, String tenant, String sku, String summary) {
+  private WorkflowOptions startOptions(String workflowId, String tenant, String sku, String summary) {
     return WorkflowOptions.newBuilder()
         .setWorkflowId(workflowId)
         .setTypedSearchAttributes(Visibility.atStart(tenant, sku))
         .setStaticSummary(summary)
-        .setTaskQueue(WorkflowIds.TASK_QUEUE)
+        .setTaskQueue(taskQueue)
         .setWorkflowIdConflictPolicy(WorkflowIdConflictPolicy.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING)
         .setWorkflowIdReusePolicy(WorkflowIdReusePolicy.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE)
         .build();

@@ -29,6 +29,9 @@ import io.temporal.client.WorkflowStub;
 import io.temporal.client.WorkflowUpdateException;
 import io.temporal.client.WorkflowUpdateHandle;
 import io.temporal.client.WorkflowUpdateStage;
+import io.temporal.testing.TestWorkflowEnvironment;
+import io.temporal.testing.TestWorkflowExtension;
+import io.temporal.worker.Worker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -38,9 +41,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.function.Executable;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -50,7 +53,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  * machine, §Workflow design), one rule per test. The backend applies notices by the real payment
  * rules and records every committed transition, so each test asserts the path the order took.
  * Waiting is done by skipping time: a run's end is awaited, which lets the test server jump
- * over reservation TTLs, query backoffs, refund retries and late-notice windows.
+ * over reservation TTLs, query backoffs, refund retries and late-notice windows. Each test gets a
+ * fresh engine from the SDK's {@link TestWorkflowExtension}.
  */
 class OrderStateMachineTest {
   private static final long TTL_MS = 60_000;
@@ -63,19 +67,14 @@ class OrderStateMachineTest {
   private static final long SLACK_MS = 1_000;
   private static final long RUN_END_LIMIT_S = 20;
 
+  private final FakeOrderBackend backend = new FakeOrderBackend();
+  @RegisterExtension final TestWorkflowExtension engine = OrderTestHarness.extension(backend);
   private OrderTestHarness harness;
-  private FakeOrderBackend backend;
 
   @BeforeEach
-  void setUp() {
-    harness = new OrderTestHarness();
-    backend = harness.backend;
+  void setUp(TestWorkflowEnvironment env, Worker worker) {
+    harness = new OrderTestHarness(env, worker, backend);
     backend.noticesApplyRules = true;
-  }
-
-  @AfterEach
-  void tearDown() {
-    harness.close();
   }
 
   // ---- create and pay ----
@@ -231,7 +230,7 @@ class OrderStateMachineTest {
     // signal-with-start (Orders.notify): a notice for the order, which the rules ignore (a DECLINED
     // for another charge attempt would be applied; this one only wakes the run)
     OrderWorkflow wf = harness.client.newWorkflowStub(OrderWorkflow.class,
-        io.temporal.client.WorkflowOptions.newBuilder().setWorkflowId(WF).setTaskQueue(WorkflowIds.TASK_QUEUE).build());
+        harness.runOptions().build());
     io.temporal.client.BatchRequest batch = harness.client.newSignalWithStartRequest();
     batch.add(wf::run, new OrderStart("t1", "user-1", "k1", "ord-0001", SETTINGS));
     batch.add(wf::paymentNotification, new Notice(1, "ntf-1", "REFUNDED", 1990, "txn-1"));
@@ -342,7 +341,7 @@ class OrderStateMachineTest {
     long endedAt = eventTime(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED);
     assertTrue(endedAt - cancelledAt < SLACK_MS, "ended " + (endedAt - cancelledAt) + " ms after the cancel, no window");
     // a charge nobody asked for still comes to the order, by signal-with-start: a new run refunds it
-    new Orders(harness.client, SETTINGS).notify(WF, "t1", "user-1", "k1", backend.row().orderId(),
+    harness.orders(SETTINGS).notify(WF, "t1", "user-1", "k1", backend.row().orderId(),
         new Notice(1, "ntf-1", "CHARGED", 1990, "txn-1"));
     awaitRunEnd();
     assertNotEquals(firstRun, harness.describe().getExecution().getRunId(), "the late charge came to a new run");

@@ -24,6 +24,8 @@ import io.temporal.client.WorkflowStub;
 import io.temporal.client.WorkflowUpdateException;
 import io.temporal.failure.CanceledFailure;
 import io.temporal.testing.TestWorkflowEnvironment;
+import io.temporal.testing.TestWorkflowExtension;
+import io.temporal.worker.Worker;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -33,31 +35,32 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
-/** The order workflow against in-memory activities on Temporal's time-skipping test server. */
+/**
+ * The order workflow against in-memory activities on Temporal's time-skipping test server, one
+ * fresh engine per test from the SDK's {@link TestWorkflowExtension}. The tests that need a worker
+ * built otherwise (no activity worker; polling only after the client sent) are in
+ * {@link OrderWorkflowWorkerVariantsTest}.
+ */
 class OrderWorkflowTest {
-  private static final OrderSettings SETTINGS = new OrderSettings(60_000, 1_000, 60_000, 600_000, 4_000);
+  static final OrderSettings SETTINGS = new OrderSettings(60_000, 1_000, 60_000, 600_000, 4_000);
   private static final String WF = OrderTestHarness.WF;
+
+  private final FakeOrderBackend backend = new FakeOrderBackend();
+  @RegisterExtension final TestWorkflowExtension engine = OrderTestHarness.extension(backend);
 
   private OrderTestHarness harness;
   private TestWorkflowEnvironment env;
   private WorkflowClient client;
-  private FakeOrderBackend backend;
 
   @BeforeEach
-  void setUp() {
-    harness = new OrderTestHarness();
-    env = harness.env;
+  void setUp(TestWorkflowEnvironment env, Worker worker) {
+    harness = new OrderTestHarness(env, worker, backend);
+    this.env = env;
     client = harness.client;
-    backend = harness.backend;
-  }
-
-  @AfterEach
-  void tearDown() {
-    harness.close();
   }
 
   private OrderWorkflow startRun() {
@@ -114,26 +117,14 @@ class OrderWorkflowTest {
   @Test
   void aCreateByUpdateWithStartRunsItsReserveLocallyToo() {
     // the production path: the create handler may run before the workflow method
-    CreateResult r = new Orders(client, SETTINGS).create(new CreateOrder("t1", "user-1", "k1", "sku-1", 1, null));
+    CreateResult r = harness.orders(SETTINGS).create(new CreateOrder("t1", "user-1", "k1", "sku-1", 1, null));
     assertEquals(CreateOutcome.CREATED, r.outcome());
     assertEquals(List.of(), scheduledActivityTypes(), "the reserve ran as a local activity");
     assertEquals(1, backend.count("reserve"));
   }
 
-  /** Writes the run's history to target/histories, a history of the current code for the replay tests. */
   private void recordHistory(String name) throws java.io.IOException {
-    java.nio.file.Path dir = java.nio.file.Path.of("target", "histories");
-    java.nio.file.Files.createDirectories(dir);
-    java.nio.file.Files.writeString(dir.resolve(name + ".json"), client.fetchHistory(WF).toJson(true));
-  }
-
-  /** Replaces this test's harness (and its engine) with another. */
-  private void use(OrderTestHarness other) {
-    harness.close();
-    harness = other;
-    env = harness.env;
-    client = harness.client;
-    backend = harness.backend;
+    harness.recordHistory(name);
   }
 
   /** A workflow task completed after the latest signal: its commands are in the history. */
@@ -170,7 +161,7 @@ class OrderWorkflowTest {
   @Test
   void anOrderThatExpiresWritesALeanHistory() {
     // the production path: update-with-start, no pay, the reservation expires, the run ends
-    new Orders(client, SETTINGS).create(new CreateOrder("t1", "user-1", "k1", "sku-1", 1, null));
+    harness.orders(SETTINGS).create(new CreateOrder("t1", "user-1", "k1", "sku-1", 1, null));
     WorkflowStub.fromTyped(client.newWorkflowStub(OrderWorkflow.class, WF)).getResult(Void.class);
     assertEquals(OrderStatus.CANCELLED, backend.row().status());
     List<HistoryEvent> events = history();
@@ -187,7 +178,7 @@ class OrderWorkflowTest {
   @Test
   void aPaidOrderKeepsItsExpiryTimerAcrossThePay() {
     OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, WF);
-    new Orders(client, SETTINGS).create(new CreateOrder("t1", "user-1", "k1", "sku-1", 1, null));
+    harness.orders(SETTINGS).create(new CreateOrder("t1", "user-1", "k1", "sku-1", 1, null));
     assertEquals(OrderStatus.PAID, wf.pay().status());
     wf.paymentNotification(new Notice(1, "ntf-1", "CHARGED", 1990, "txn-1"));
     waitFor(() -> backend.count("applyNotice") == 1);
@@ -474,7 +465,7 @@ class OrderWorkflowTest {
     created();
     client.newUntypedWorkflowStub(WF).terminate("run lost");
     OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, io.temporal.client.WorkflowOptions.newBuilder()
-        .setWorkflowId(WF).setTaskQueue(WorkflowIds.TASK_QUEUE)
+        .setWorkflowId(WF).setTaskQueue(harness.taskQueue)
         .setWorkflowIdConflictPolicy(io.temporal.api.enums.v1.WorkflowIdConflictPolicy.WORKFLOW_ID_CONFLICT_POLICY_FAIL)
         .build());
     io.temporal.client.WithStartWorkflowOperation<Void> start =
@@ -498,7 +489,7 @@ class OrderWorkflowTest {
     created();
     client.newUntypedWorkflowStub(WF).terminate("run lost");
     OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, io.temporal.client.WorkflowOptions.newBuilder()
-        .setWorkflowId(WF).setTaskQueue(WorkflowIds.TASK_QUEUE)
+        .setWorkflowId(WF).setTaskQueue(harness.taskQueue)
         .setWorkflowIdConflictPolicy(io.temporal.api.enums.v1.WorkflowIdConflictPolicy.WORKFLOW_ID_CONFLICT_POLICY_FAIL)
         .build());
     CreateResult r = WorkflowClient.executeUpdateWithStart(wf::create,
@@ -533,7 +524,7 @@ class OrderWorkflowTest {
     created();
     client.newUntypedWorkflowStub(WF).terminate("run lost");
     OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, io.temporal.client.WorkflowOptions.newBuilder()
-        .setWorkflowId(WF).setTaskQueue(WorkflowIds.TASK_QUEUE).build());
+        .setWorkflowId(WF).setTaskQueue(harness.taskQueue).build());
     io.temporal.client.BatchRequest batch = client.newSignalWithStartRequest();
     batch.add(wf::run, loadingStart("late-notice"));
     batch.add(wf::paymentNotification, new Notice(5, "ntf-5", "CHARGED", 1990, "txn-5"));
@@ -543,25 +534,6 @@ class OrderWorkflowTest {
   }
 
   // ---- no worker, no database ----
-
-  @Test
-  void aChargeNoWorkerStartsIsNotChargedTheOrderFailsAndALaterChargeIsRefunded() throws Exception {
-    use(new OrderTestHarness(false)); // no activity worker: the charge's task is never taken
-    backend.noticesApplyRules = true;
-    OrderWorkflow wf = created();
-    java.util.concurrent.CompletableFuture<CommandResult> pay = java.util.concurrent.CompletableFuture.supplyAsync(wf::pay);
-    waitFor(() -> events(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) == 1); // the charge's task
-    env.sleep(ChannelSteps.CHARGE_START_BOUND.plusSeconds(1));
-    CommandResult r = pay.get(20, TimeUnit.SECONDS);
-    assertEquals(OrderStatus.FAILED, r.status(), "never started: definitely not charged");
-    assertEquals(0, backend.count("charge"));
-    assertEquals(List.of(OrderStatus.CREATED, OrderStatus.PAYING, OrderStatus.FAILED), backend.path());
-    assertEquals("charge never started", backend.committed.get(2).cause());
-    // should the channel charge anyway (it cannot: no request left), rule 5 still holds
-    wf.paymentNotification(new Notice(3, "ntf-3", "CHARGED", 1990, "txn-3"));
-    waitFor(() -> backend.row().status() == OrderStatus.REFUNDING);
-    assertEquals(0, events(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED));
-  }
 
   @Test
   void aLocalStepThatOutlastsItsBoundGoesOnAsAnActivityTask() {
@@ -589,58 +561,11 @@ class OrderWorkflowTest {
   }
 
   @Test
-  void aPayInTheSameTaskAsItsCreateWaitsForIt() throws Exception {
-    // a worker died in the create's task after the reserve committed; the buyer's retried create
-    // was answered from the row (200 REPLAY) and its pay came: the next worker gets the create and
-    // the pay in one workflow task, the pay's validator running before the create has an order
-    CommandResult r = createAndThenInOneTask(orders -> orders.pay(WF, "pay-1"));
-    assertNull(r.outcome(), "the pay ran once the create settled: " + r);
-    assertEquals(OrderStatus.PAID, r.status());
-    assertEquals(0, events(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED));
-    recordHistory("wf-pay-in-the-create-task");
-  }
-
-  @Test
-  void aCancelInTheSameTaskAsItsCreateWaitsForIt() throws Exception {
-    CommandResult r = createAndThenInOneTask(orders -> orders.cancel(WF, "cancel-1"));
-    assertEquals(CommandOutcome.CANCELLED, r.outcome(), "the cancel ran once the create settled: " + r);
-    assertEquals(OrderStatus.CANCELLED, backend.row().status());
-  }
-
-  /**
-   * A run's create and then a command, both sent before any worker polls, so they reach the run in
-   * its first workflow task; the command as the API sends it (a validator's refusal is an answer).
-   */
-  private CommandResult createAndThenInOneTask(java.util.function.Function<Orders, CommandResult> command)
-      throws Exception {
-    use(new OrderTestHarness(true, false));
-    OrderWorkflow wf = startRun();
-    java.util.concurrent.CompletableFuture<CreateResult> create = java.util.concurrent.CompletableFuture.supplyAsync(
-        () -> wf.create(new CreateOrder("t1", "user-1", "k1", "sku-1", 1, null)));
-    Thread.sleep(500); // the create is admitted first
-    java.util.concurrent.CompletableFuture<CommandResult> answer = java.util.concurrent.CompletableFuture.supplyAsync(
-        () -> command.apply(new Orders(client, SETTINGS)));
-    Thread.sleep(500);
-    harness.startPolling();
-    assertEquals(CreateOutcome.CREATED, create.get(20, TimeUnit.SECONDS).outcome());
-    CommandResult r = answer.get(20, TimeUnit.SECONDS);
-    // the precondition: both updates were accepted by the run's first task, no task between them
-    List<EventType> types = history().stream().map(HistoryEvent::getEventType).toList();
-    int firstAccepted = types.indexOf(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
-    int secondAccepted = types.subList(firstAccepted + 1, types.size()).indexOf(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED)
-        + firstAccepted + 1;
-    assertTrue(secondAccepted > firstAccepted, "two updates accepted: " + types);
-    assertEquals(1, types.subList(0, secondAccepted).stream().filter(t -> t == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED).count(),
-        "the create and the command came in the run's first workflow task: " + types);
-    return r;
-  }
-
-  @Test
   void aPayForARunThatNeverGetsItsCreateIsRejectedWhenTheRunGivesUp() throws Exception {
     // started by hand, no create: the pay waits for one, and is refused when the run ends after its bound
     startRun();
     java.util.concurrent.CompletableFuture<CommandResult> pay = java.util.concurrent.CompletableFuture.supplyAsync(
-        () -> new Orders(client, SETTINGS).pay(WF, "pay-1"));
+        () -> harness.orders(SETTINGS).pay(WF, "pay-1"));
     waitFor(() -> events(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED) == 1);
     env.sleep(SETTINGS.reservationTtl().plusSeconds(1));
     CommandResult r = pay.get(20, TimeUnit.SECONDS);

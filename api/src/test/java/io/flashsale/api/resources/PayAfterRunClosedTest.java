@@ -33,12 +33,12 @@ import io.temporal.api.enums.v1.WorkflowExecutionStatus;
 import io.temporal.api.workflowservice.v1.DescribeWorkflowExecutionRequest;
 import io.temporal.client.WorkflowNotFoundException;
 import io.temporal.testing.TestWorkflowEnvironment;
+import io.temporal.testing.TestWorkflowExtension;
 import io.temporal.worker.Worker;
 import jakarta.ws.rs.WebApplicationException;
 import jakarta.ws.rs.core.Response;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -49,7 +49,8 @@ import org.mockito.MockMakers;
  * real workflow (its database and channel in memory) and the pay answers on a real PostgreSQL: the
  * engine knows the update id only while the run is open, so the retry is answered from
  * {@code pay_answer} with the first answer's status and body. Another key, no key and another
- * principal keep today's answers.
+ * principal keep today's answers. The engine is the SDK's {@link TestWorkflowExtension}, fresh for
+ * each test.
  */
 class PayAfterRunClosedTest {
   @RegisterExtension static final MigratedPostgres pg = new MigratedPostgres();
@@ -61,6 +62,8 @@ class PayAfterRunClosedTest {
   private static final OrderSettings SETTINGS = new OrderSettings(60_000, 1_000, 60_000, 5_000, 4_000);
 
   private final FakeOrderBackend backend = new FakeOrderBackend();
+  /** A fresh in-memory engine per test: the order's workflow, its database and channel activities in memory. */
+  @RegisterExtension final TestWorkflowExtension temporal = engineFor(backend);
   private final OrderQueries queries = mock(OrderQueries.class, withSettings().mockMaker(MockMakers.INLINE));
   private final Caller buyer = new Caller(TENANT, SUBJECT);
   private TestWorkflowEnvironment env;
@@ -70,23 +73,27 @@ class PayAfterRunClosedTest {
   private String workflowId;
   private String orderId;
 
-  @BeforeEach
-  void engine() {
-    env = TestWorkflowEnvironment.newInstance();
+  private static TestWorkflowExtension engineFor(FakeOrderBackend backend) {
+    TestWorkflowExtension.Builder builder = TestWorkflowExtension.newBuilder()
+        .registerWorkflowImplementationTypes(OrderWorkflowImpl.class)
+        .setActivityImplementations(backend.db, backend.channel);
     for (String name : List.of("OrderId", "OrderStatus", "Sku", "Tenant", "OrderAttention")) {
-      env.registerSearchAttribute(name, IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD);
+      builder.registerSearchAttribute(name, IndexedValueType.INDEXED_VALUE_TYPE_KEYWORD);
     }
-    Worker worker = env.newWorker(WorkflowIds.TASK_QUEUE);
-    worker.registerWorkflowImplementationTypes(OrderWorkflowImpl.class);
-    worker.registerActivitiesImplementations(backend.db, backend.channel);
-    env.start();
+    return builder.build();
+  }
+
+  @BeforeEach
+  void engine(TestWorkflowEnvironment env, Worker worker) {
+    this.env = env;
     // every test's order is ord-0001 (the in-memory backend's): no answers of an earlier test
     pg.db().read(c -> {
       try (java.sql.Statement st = c.createStatement()) {
         return st.executeUpdate("DELETE FROM pay_answer");
       }
     });
-    orders = new Orders(env.getWorkflowClient(), SETTINGS);
+    // the extension's worker polls a queue of its own: the orders' runs start there
+    orders = new Orders(env.getWorkflowClient(), SETTINGS, java.time.Duration.ofSeconds(10), worker.getTaskQueue());
     // the row as the database would show it: the in-memory backend's order, read at each call
     requestKey = "k" + NEXT.incrementAndGet();
     workflowId = WorkflowIds.forScope(TENANT, SUBJECT, requestKey);
@@ -98,11 +105,6 @@ class PayAfterRunClosedTest {
         null, CreateAdmission.fixed(4), 2, 1, new PayAnswers(pg.db()));
     assertEquals(CreateOutcome.CREATED, orders.create(new CreateOrder(TENANT, SUBJECT, requestKey, "sku-1", 1, null)).outcome());
     orderId = backend.row().orderId();
-  }
-
-  @AfterEach
-  void close() {
-    env.close();
   }
 
   private OrderDetails details(OrderView row) {

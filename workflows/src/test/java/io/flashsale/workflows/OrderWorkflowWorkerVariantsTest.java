@@ -1,0 +1,126 @@
+package io.flashsale.workflows;
+
+import static io.flashsale.workflows.OrderTestHarness.WF;
+import static io.flashsale.workflows.OrderTestHarness.waitFor;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.flashsale.domain.CommandOutcome;
+import io.flashsale.domain.CreateOrder;
+import io.flashsale.domain.CreateOutcome;
+import io.flashsale.domain.CreateResult;
+import io.flashsale.domain.Notice;
+import io.flashsale.domain.OrderStatus;
+import io.temporal.api.enums.v1.EventType;
+import io.temporal.api.history.v1.HistoryEvent;
+import io.temporal.testing.TestWorkflowEnvironment;
+import io.temporal.testing.TestWorkflowExtension;
+import io.temporal.worker.Worker;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/**
+ * The order workflow on an engine whose worker is built otherwise than {@link OrderWorkflowTest}'s:
+ * each {@code @Nested} class registers the SDK's {@link TestWorkflowExtension} with its own worker
+ * ({@link OrderTestHarness#extension(FakeOrderBackend, boolean, boolean)}). They are not nested in
+ * {@link OrderWorkflowTest} because an enclosing class's extension applies to its nested classes as
+ * well: each test would get two engines, and two resolvers for the same parameters.
+ */
+class OrderWorkflowWorkerVariantsTest {
+  private static final OrderSettings SETTINGS = OrderWorkflowTest.SETTINGS;
+
+  /** No activity worker: the worker runs workflows and local database steps, so the charge's task is never taken. */
+  @Nested
+  class WithoutActivityWorker {
+    private final FakeOrderBackend backend = new FakeOrderBackend();
+    @RegisterExtension final TestWorkflowExtension engine = OrderTestHarness.extension(backend, false, true);
+    private OrderTestHarness harness;
+
+    @BeforeEach
+    void setUp(TestWorkflowEnvironment env, Worker worker) {
+      harness = new OrderTestHarness(env, worker, backend);
+    }
+
+    @Test
+    void aChargeNoWorkerStartsIsNotChargedTheOrderFailsAndALaterChargeIsRefunded() throws Exception {
+      backend.noticesApplyRules = true;
+      OrderWorkflow wf = harness.created(SETTINGS);
+      java.util.concurrent.CompletableFuture<CommandResult> pay = java.util.concurrent.CompletableFuture.supplyAsync(wf::pay);
+      waitFor(() -> harness.events(EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED) == 1); // the charge's task
+      harness.env.sleep(ChannelSteps.CHARGE_START_BOUND.plusSeconds(1));
+      CommandResult r = pay.get(20, TimeUnit.SECONDS);
+      assertEquals(OrderStatus.FAILED, r.status(), "never started: definitely not charged");
+      assertEquals(0, backend.count("charge"));
+      assertEquals(List.of(OrderStatus.CREATED, OrderStatus.PAYING, OrderStatus.FAILED), backend.path());
+      assertEquals("charge never started", backend.committed.get(2).cause());
+      // should the channel charge anyway (it cannot: no request left), rule 5 still holds
+      wf.paymentNotification(new Notice(3, "ntf-3", "CHARGED", 1990, "txn-3"));
+      waitFor(() -> backend.row().status() == OrderStatus.REFUNDING);
+      assertEquals(0, harness.events(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED));
+    }
+  }
+
+  /** The worker polls only once the test says so: whatever the client sent first reaches the run in one first workflow task. */
+  @Nested
+  class PollingAfterTheClientSent {
+    private final FakeOrderBackend backend = new FakeOrderBackend();
+    @RegisterExtension final TestWorkflowExtension engine = OrderTestHarness.extension(backend, true, false);
+    private OrderTestHarness harness;
+
+    @BeforeEach
+    void setUp(TestWorkflowEnvironment env, Worker worker) {
+      harness = new OrderTestHarness(env, worker, backend);
+    }
+
+    @Test
+    void aPayInTheSameTaskAsItsCreateWaitsForIt() throws Exception {
+      // a worker died in the create's task after the reserve committed; the buyer's retried create
+      // was answered from the row (200 REPLAY) and its pay came: the next worker gets the create and
+      // the pay in one workflow task, the pay's validator running before the create has an order
+      CommandResult r = createAndThenInOneTask(orders -> orders.pay(WF, "pay-1"));
+      assertNull(r.outcome(), "the pay ran once the create settled: " + r);
+      assertEquals(OrderStatus.PAID, r.status());
+      assertEquals(0, harness.events(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED));
+      harness.recordHistory("wf-pay-in-the-create-task");
+    }
+
+    @Test
+    void aCancelInTheSameTaskAsItsCreateWaitsForIt() throws Exception {
+      CommandResult r = createAndThenInOneTask(orders -> orders.cancel(WF, "cancel-1"));
+      assertEquals(CommandOutcome.CANCELLED, r.outcome(), "the cancel ran once the create settled: " + r);
+      assertEquals(OrderStatus.CANCELLED, backend.row().status());
+    }
+
+    /**
+     * A run's create and then a command, both sent before any worker polls, so they reach the run in
+     * its first workflow task; the command as the API sends it (a validator's refusal is an answer).
+     */
+    private CommandResult createAndThenInOneTask(java.util.function.Function<Orders, CommandResult> command)
+        throws Exception {
+      OrderWorkflow wf = harness.startRun(SETTINGS);
+      java.util.concurrent.CompletableFuture<CreateResult> create = java.util.concurrent.CompletableFuture.supplyAsync(
+          () -> wf.create(new CreateOrder("t1", "user-1", "k1", "sku-1", 1, null)));
+      Thread.sleep(500); // the create is admitted first
+      java.util.concurrent.CompletableFuture<CommandResult> answer = java.util.concurrent.CompletableFuture.supplyAsync(
+          () -> command.apply(harness.orders(SETTINGS)));
+      Thread.sleep(500);
+      harness.startPolling();
+      assertEquals(CreateOutcome.CREATED, create.get(20, TimeUnit.SECONDS).outcome());
+      CommandResult r = answer.get(20, TimeUnit.SECONDS);
+      // the precondition: both updates were accepted by the run's first task, no task between them
+      List<EventType> types = harness.history().stream().map(HistoryEvent::getEventType).toList();
+      int firstAccepted = types.indexOf(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
+      int secondAccepted = types.subList(firstAccepted + 1, types.size()).indexOf(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED)
+          + firstAccepted + 1;
+      assertTrue(secondAccepted > firstAccepted, "two updates accepted: " + types);
+      assertEquals(1, types.subList(0, secondAccepted).stream().filter(t -> t == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED).count(),
+          "the create and the command came in the run's first workflow task: " + types);
+      return r;
+    }
+  }
+}
