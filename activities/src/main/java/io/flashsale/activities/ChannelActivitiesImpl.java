@@ -56,7 +56,8 @@ public class ChannelActivitiesImpl implements ChannelActivities {
     String id = channelOf.apply(orderId);
     PaymentChannels.Entry e = channels.find(id);
     if (e == null) {
-      // retried: the order names a channel this worker does not have (a configuration to fix)
+      // no answer (UNKNOWN, queried again later): the order names a channel this worker does not
+      // have, a configuration to fix; never another channel
       throw new IllegalStateException("order " + orderId + " is on channel " + id + ", which is not registered here: "
           + channels.ids());
     }

@@ -288,8 +288,8 @@ public class FlashsaleConfiguration extends Configuration {
     /** How long a final order still applies a late channel notice (a charge after expiry is refunded). */
     @NotNull @MinDuration(value = 1, unit = TimeUnit.MILLISECONDS) @JsonProperty
     public Duration lateNoticeWindow = Duration.minutes(10);
-    /** A long-lived order (e.g. a callback storm) continues as new past this many history events. */
-    @Min(1) @JsonProperty public int continueAsNewAfterEvents = 4_000;
+    /** A long-lived order (e.g. a callback storm) continues as new past this many history events (0: 4000). */
+    @Min(0) @JsonProperty public int continueAsNewAfterEvents = 4_000;
     /**
      * New orders run their database steps as local activities in the workflow's worker (fewer
      * round trips through the engine). False when the database steps must run in separate

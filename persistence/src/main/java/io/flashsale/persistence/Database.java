@@ -97,7 +97,6 @@ public final class Database implements AutoCloseable {
     }
   }
 
-  /** True once {@link #close()} closed the pool and its connections. */
   /** One round trip on a pooled connection: true when the database answered {@code SELECT 1}. */
   public boolean ping() {
     return read(c -> {
@@ -107,6 +106,7 @@ public final class Database implements AutoCloseable {
     });
   }
 
+  /** True once {@link #close()} closed the pool and its connections. */
   public boolean isClosed() {
     return pool.isClosed();
   }
