@@ -21,7 +21,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * Chromium. Three orders (PAID, UNKNOWN after a lost reply, CREATED); the workflow list filtered
  * by the OrderStatus search attribute shows only the UNKNOWN one, the PAID filter only the PAID
  * one, the unfiltered list all three; the UNKNOWN workflow's page (reached from its id alone)
- * shows its static summary and its current details (order id, UNKNOWN, version, last effect).
+ * shows its static summary, its charge's summary in the event history ("charge ord-… 1990") and
+ * its current details (order id, UNKNOWN, version, last effect).
  * Screenshots go to target/webui with a manifest naming the run; ./flashsale evidence publishes them to evidence/webui/. Then the held callback is released, the CREATED order
  * cancelled, and reconcile is clean.
  */
@@ -127,6 +128,15 @@ class X10WebUiTest {
       ev.check(history.contains(summary), "the history page shows the static summary \"" + summary + "\"");
       ev.check(history.contains("Running"), "the UNKNOWN order's workflow is Running");
 
+      // 4b. its event history names what each step is for: the charge's summary, not a bare
+      // activity type (docs/DESIGN.md §Readable histories)
+      String chargeSummary = "charge " + unknown + " 1990";
+      String steps = browser.awaitText(t -> t.contains(chargeSummary), 90_000, 15_000);
+      browser.screenshot(SHOTS.resolve("x10-history-summaries.png"));
+      ev.note("history page; screenshot " + RunStamp.shown(SHOTS.resolve("x10-history-summaries.png"))
+          + "; lines naming the order: " + line(steps, unknown));
+      ev.check(steps.contains(chargeSummary), "the history page shows the charge's summary \"" + chargeSummary + "\"");
+
       // 5. its User Metadata tab: summary and the current details the workflow set (answered by our worker)
       String detailUrl = stack.webUi() + "/namespaces/default/workflows/" + pathSegment(unknownWf) + "/" + runId
           + "/user-metadata";
@@ -135,7 +145,8 @@ class X10WebUiTest {
       String detail = browser.awaitText(t -> t.contains(summary) && t.contains(current), 90_000, 15_000);
       browser.screenshot(SHOTS.resolve("x10-order-detail.png"));
       ev.note("opened " + detailUrl + "; screenshot " + RunStamp.shown(SHOTS.resolve("x10-order-detail.png")));
-      RunStamp.writeManifest(SHOTS, "X-10", List.of("x10-unknown-filter.png", "x10-order-detail.png"));
+      RunStamp.writeManifest(SHOTS, "X-10",
+          List.of("x10-unknown-filter.png", "x10-history-summaries.png", "x10-order-detail.png"));
       ev.note("current details shown: " + line(detail, current));
       ev.check(detail.contains(summary), "the order page shows the summary \"" + summary + "\"");
       ev.check(detail.contains(current) && detail.contains("last effect:"),

@@ -10,6 +10,7 @@ import io.temporal.failure.ApplicationFailure;
 import io.temporal.failure.CanceledFailure;
 import io.temporal.failure.TimeoutFailure;
 import io.temporal.workflow.CancellationScope;
+import io.temporal.workflow.TimerOptions;
 import io.temporal.workflow.Workflow;
 import java.time.Duration;
 import java.util.function.Consumer;
@@ -36,23 +37,19 @@ final class DatabaseSteps {
           .build();
 
   /** Database steps as activity tasks: any activity worker runs them. */
-  private final OrderActivities taskDb =
-      Workflow.newActivityStub(
-          OrderActivities.class,
-          ActivityOptions.newBuilder()
-              .setStartToCloseTimeout(OrderActivities.DB_ACTIVITY_TIMEOUT)
-              .setRetryOptions(DB_RETRY)
-              .build());
+  private static final ActivityOptions TASK =
+      ActivityOptions.newBuilder()
+          .setStartToCloseTimeout(OrderActivities.DB_ACTIVITY_TIMEOUT)
+          .setRetryOptions(DB_RETRY)
+          .build();
 
   /** The database steps as local activities, bounded (LOCAL_DB_STEP_BOUND), then as activity tasks. */
-  private final OrderActivities boundedLocalDb =
-      Workflow.newLocalActivityStub(
-          OrderActivities.class,
-          LocalActivityOptions.newBuilder()
-              .setStartToCloseTimeout(OrderActivities.DB_ACTIVITY_TIMEOUT)
-              .setRetryOptions(DB_RETRY)
-              .setScheduleToCloseTimeout(OrderActivities.LOCAL_DB_STEP_BOUND)
-              .build());
+  private static final LocalActivityOptions BOUNDED_LOCAL =
+      LocalActivityOptions.newBuilder()
+          .setStartToCloseTimeout(OrderActivities.DB_ACTIVITY_TIMEOUT)
+          .setRetryOptions(DB_RETRY)
+          .setScheduleToCloseTimeout(OrderActivities.LOCAL_DB_STEP_BOUND)
+          .build();
 
   /** Where this run's steps execute; decided by the settings it started with. */
   private final boolean local;
@@ -86,18 +83,25 @@ final class DatabaseSteps {
    * every step is idempotent, so an attempt that did commit is answered again.
    */
   <T> T call(String what, Function<OrderActivities, T> call) {
-    OrderActivities stub = local ? boundedLocalDb : taskDb;
+    // the summary names the step and the order, for the history (docs/DESIGN.md §Readable histories)
+    String summary = what + " " + orderIdForLogs();
+    if (!local) return call.apply(task(summary));
     try {
-      return call.apply(stub);
+      return call.apply(Workflow.newLocalActivityStub(OrderActivities.class,
+          LocalActivityOptions.newBuilder(BOUNDED_LOCAL).setSummary(summary).build()));
     } catch (ActivityFailure e) {
       // out of time: the retries stopped at the bound (RETRY_STATE_TIMEOUT, the last attempt's error
       // as cause) or an attempt was cut off by it
       boolean outOfTime = e.getRetryState() == RetryState.RETRY_STATE_TIMEOUT || e.getCause() instanceof TimeoutFailure;
-      if (stub != boundedLocalDb || !outOfTime) throw e;
+      if (!outOfTime) throw e;
       log.warn("order {} {}: local step ran out after {}, going on as an activity task",
           orderIdForLogs(), what, OrderActivities.LOCAL_DB_STEP_BOUND);
-      return call.apply(taskDb);
+      return call.apply(task(summary));
     }
+  }
+
+  private static OrderActivities task(String summary) {
+    return Workflow.newActivityStub(OrderActivities.class, ActivityOptions.newBuilder(TASK).setSummary(summary).build());
   }
 
   /**
@@ -125,7 +129,8 @@ final class DatabaseSteps {
         }
         flagAttention(what, e);
         flagged = true;
-        Workflow.sleep(Duration.ofMillis(waitMillis));
+        Workflow.newTimer(Duration.ofMillis(waitMillis), TimerOptions.newBuilder()
+            .setSummary("retry " + what + " of " + orderIdForLogs() + " after a data error").build()).get();
         waitMillis = Math.min(waitMillis * 2, 3_600_000);
       }
     }

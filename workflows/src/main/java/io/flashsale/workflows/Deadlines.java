@@ -3,8 +3,10 @@ package io.flashsale.workflows;
 import io.temporal.failure.CanceledFailure;
 import io.temporal.workflow.CancellationScope;
 import io.temporal.workflow.CompletablePromise;
+import io.temporal.workflow.TimerOptions;
 import io.temporal.workflow.Workflow;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.function.Supplier;
 
 /**
@@ -35,8 +37,12 @@ final class Deadlines {
   private CompletablePromise<RuntimeException> timerEnded;
   private CancellationScope timerScope;
 
-  Deadlines(OrderSettings settings) {
+  /** Names the order in the timers' summaries (its id once known). */
+  private final Supplier<String> orderName;
+
+  Deadlines(OrderSettings settings, Supplier<String> orderName) {
     this.settings = settings;
+    this.orderName = orderName;
   }
 
   /**
@@ -73,12 +79,15 @@ final class Deadlines {
     long wakeAt = Long.MAX_VALUE;
     if (!reservationExpired) wakeAt = expiryAt;
     if (unknown) wakeAt = Math.min(wakeAt, queryAt);
+    String summary = !reservationExpired && wakeAt == expiryAt
+        ? "expire reservation of " + orderName.get() + " at " + at(wakeAt)
+        : "query the channel for UNKNOWN " + orderName.get() + " at " + at(wakeAt) + " (back-off " + backoff / 1000 + " s)";
     if (ChangeIds.leanHistory()) {
-      return awaitUntil(wakeAt, changed);
+      return awaitUntil(wakeAt, summary, changed);
     }
     return wakeAt == Long.MAX_VALUE
         ? awaitForever(changed)
-        : awaitOrTimeout(Duration.ofMillis(Math.max(1, wakeAt - now)), changed);
+        : awaitOrTimeout(Duration.ofMillis(Math.max(1, wakeAt - now)), summary, changed);
   }
 
   /** True once, when the reservation's expiry has come (it is then marked expired). */
@@ -111,21 +120,31 @@ final class Deadlines {
         lateWindowVersion = orderVersion;
         lateWindowEndsAt = Workflow.currentTimeMillis() + settings.lateNoticeWindow().toMillis();
       }
-      awaitUntil(lateWindowEndsAt, noticed);
+      awaitUntil(lateWindowEndsAt, lateNoticeSummary(lateWindowEndsAt), noticed);
     } else {
-      awaitOrTimeout(settings.lateNoticeWindow(), noticed);
+      awaitOrTimeout(settings.lateNoticeWindow(),
+          lateNoticeSummary(Workflow.currentTimeMillis() + settings.lateNoticeWindow().toMillis()), noticed);
     }
   }
 
+  private String lateNoticeSummary(long endsAt) {
+    return "late-notice window of " + orderName.get() + " closes at " + at(endsAt);
+  }
+
+  /** A deadline of the workflow clock as an ISO instant, for a timer's summary. */
+  static String at(long epochMillis) {
+    return Instant.ofEpochMilli(epochMillis).toString();
+  }
+
   /** Waits until the condition holds or the deadline passes; true when the condition won. */
-  private boolean awaitUntil(long wakeAt, Supplier<Boolean> condition) {
+  private boolean awaitUntil(long wakeAt, String summary, Supplier<Boolean> condition) {
     if (condition.get()) return true;
     // another deadline, or a timer of a cancelled run's scope (the settle after the cancel starts its own)
     if (timerScope != null && (timerAt != wakeAt || timerScope.isCancelRequested())) cancelTimer();
     if (wakeAt == Long.MAX_VALUE) return awaitForever(condition);
     if (timerScope == null) {
       timerEnded = Workflow.newPromise();
-      timerScope = startTimer(Duration.ofMillis(Math.max(1, wakeAt - Workflow.currentTimeMillis())), timerEnded);
+      timerScope = startTimer(Duration.ofMillis(Math.max(1, wakeAt - Workflow.currentTimeMillis())), summary, timerEnded);
       timerAt = wakeAt;
     }
     CompletablePromise<RuntimeException> ended = timerEnded;
@@ -148,16 +167,17 @@ final class Deadlines {
   /**
    * Workflow.await with a timeout, whose timer is cancelled when the condition wins: the SDK leaves
    * it running, so a storm of wake-ups (callbacks) would pile timers up in the history.
-   * True when the condition became true, false when the time ran out.
+   * True when the condition became true, false when the time ran out. The summary says what the
+   * timer waits for (docs/DESIGN.md §Readable histories).
    */
-  static boolean awaitOrTimeout(Duration timeout, Supplier<Boolean> condition) {
+  static boolean awaitOrTimeout(Duration timeout, String summary, Supplier<Boolean> condition) {
     // asked before the condition: the old branch starts a timer even when the condition holds
     if (Workflow.getVersion(ChangeIds.TIMER_CANCEL, Workflow.DEFAULT_VERSION, 1) == Workflow.DEFAULT_VERSION) {
       return Workflow.await(timeout, condition);
     }
     if (condition.get()) return true;
     CompletablePromise<RuntimeException> ended = Workflow.newPromise();
-    CancellationScope timer = startTimer(timeout, ended);
+    CancellationScope timer = startTimer(timeout, summary, ended);
     Workflow.await(() -> ended.isCompleted() || condition.get());
     if (ended.isCompleted()) {
       if (ended.get() != null) throw ended.get(); // CanceledFailure: the run itself was cancelled
@@ -190,8 +210,9 @@ final class Deadlines {
    * else with its failure. Completed normally either way, so a timer cancelled here leaves no failed
    * promise behind (the SDK logs each one at eviction).
    */
-  private static CancellationScope startTimer(Duration in, CompletablePromise<RuntimeException> ended) {
-    CancellationScope scope = Workflow.newCancellationScope(() -> Workflow.newTimer(in).handle((fired, failure) -> {
+  private static CancellationScope startTimer(Duration in, String summary, CompletablePromise<RuntimeException> ended) {
+    TimerOptions options = TimerOptions.newBuilder().setSummary(summary).build();
+    CancellationScope scope = Workflow.newCancellationScope(() -> Workflow.newTimer(in, options).handle((fired, failure) -> {
       ended.complete(failure);
       return null;
     }));

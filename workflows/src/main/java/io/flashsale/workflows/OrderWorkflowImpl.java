@@ -78,7 +78,8 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     this.start = start;
     this.settings = start.settings() == null ? OrderSettings.defaults() : start.settings();
     database = new DatabaseSteps(settings.localDatabaseSteps(), start.orderId(), () -> order, effect -> lastEffect = effect);
-    deadlines = new Deadlines(settings);
+    deadlines = new Deadlines(settings,
+        () -> order != null ? order.orderId() : start.orderId() != null ? start.orderId() : Workflow.getInfo().getWorkflowId());
   }
 
   @Override
@@ -131,7 +132,10 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     }
     // started without its create (by hand, or the update was lost): end after a bound, not never
     // re-checked: a create may start in the same task as the timer fires
-    if (!createStarted && !Deadlines.awaitOrTimeout(settings.reservationTtl(), () -> createStarted || order != null)
+    if (!createStarted && !Deadlines.awaitOrTimeout(settings.reservationTtl(),
+        "await the create of " + Workflow.getInfo().getWorkflowId() + " until "
+            + Deadlines.at(Workflow.currentTimeMillis() + settings.reservationTtl().toMillis()),
+        () -> createStarted || order != null)
         && !createStarted && order == null && !adoptLostCreate()) {
       noCreate = true;
       Workflow.await(Workflow::isEveryHandlerFinished); // a pay or cancel that waited for the create is refused
@@ -463,7 +467,9 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       lock.unlock();
     }
     long waitSeconds = Math.min(300, 1L << Math.min(refundRounds, 8));
-    Deadlines.awaitOrTimeout(Duration.ofSeconds(waitSeconds), () -> !notices.isEmpty());
+    Deadlines.awaitOrTimeout(Duration.ofSeconds(waitSeconds),
+        "retry the refund of " + order.orderId() + " in " + waitSeconds + " s (round " + refundRounds + ")",
+        () -> !notices.isEmpty());
   }
 
   private void locked(Supplier<Step> action) {
