@@ -90,6 +90,16 @@ class X29CliQueryAndUpdateTest {
     ev.check(shown.output().contains("ops-pay-1") && !shown.output().contains("ops-pay-2"),
         "the CLI's history names the accepted update ops-pay-1, never the refused ops-pay-2");
     ev.equal("PAID", stack.sql.text("SELECT status FROM orders WHERE order_id = ?", paid), "the order stays PAID");
+    ev.note("the accepted pay's identity in the history: " + acceptedIdentities(after, "pay"));
+
+    // 3b. the first pay's update id again (an operator retrying): the engine answers it from the
+    // history, it is not run again
+    TemporalCliProcess.Result retried = cli("workflow", "update", "execute", "--workflow-id", paidWf, "--name", "pay",
+        "--update-id", "ops-pay-1");
+    ev.note("the first pay's update id again → exit " + retried.exit() + "\n" + retried.output());
+    ev.check(retried.exit() == 0 && retried.output().contains("PAID"), "a retry with the same --update-id gets the first answer");
+    ev.equal(after.size(), Histories.of(stack, paidWf).size(), "and adds no event");
+    ev.equal(1, Buyers.chargeRequests(stack.channel, paid), "still one charge request");
 
     // 4. cancel another order; its unit comes back
     int remainingBefore = stack.sql.remaining(SKU);
@@ -178,6 +188,16 @@ class X29CliQueryAndUpdateTest {
       }
     }
     for (JsonNode child : node) cliSummaries(child, out);
+  }
+
+  private static List<String> acceptedIdentities(List<HistoryEvent> events, String name) {
+    List<String> ids = new ArrayList<>();
+    for (HistoryEvent e : events) {
+      if (e.getEventType() != EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED) continue;
+      var request = e.getWorkflowExecutionUpdateAcceptedEventAttributes().getAcceptedRequest();
+      if (request.getInput().getName().equals(name)) ids.add(request.getMeta().getIdentity());
+    }
+    return ids;
   }
 
   /** The summaries the events carry (json/plain strings), in history order. */
