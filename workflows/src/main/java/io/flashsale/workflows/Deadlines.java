@@ -81,7 +81,8 @@ final class Deadlines {
     if (unknown) wakeAt = Math.min(wakeAt, queryAt);
     String summary = !reservationExpired && wakeAt == expiryAt
         ? "expire reservation of " + orderName.get() + " at " + at(wakeAt)
-        : "query the channel for UNKNOWN " + orderName.get() + " at " + at(wakeAt) + " (back-off " + backoff / 1000 + " s)";
+        : "query the channel for UNKNOWN " + orderName.get() + " at " + at(wakeAt)
+            + " (back-off " + backoff / 1000 + " s)";
     if (ChangeIds.leanHistory()) {
       return awaitUntil(wakeAt, summary, changed);
     }

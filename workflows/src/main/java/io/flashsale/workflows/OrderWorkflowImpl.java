@@ -78,8 +78,13 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     this.start = start;
     this.settings = start.settings() == null ? OrderSettings.defaults() : start.settings();
     database = new DatabaseSteps(settings.localDatabaseSteps(), start.orderId(), () -> order, effect -> lastEffect = effect);
-    deadlines = new Deadlines(settings,
-        () -> order != null ? order.orderId() : start.orderId() != null ? start.orderId() : Workflow.getInfo().getWorkflowId());
+    deadlines = new Deadlines(settings, this::orderName);
+  }
+
+  /** The order a summary names: its id once known, else the run's workflow id. */
+  private String orderName() {
+    if (order != null) return order.orderId();
+    return start.orderId() != null ? start.orderId() : Workflow.getInfo().getWorkflowId();
   }
 
   @Override
