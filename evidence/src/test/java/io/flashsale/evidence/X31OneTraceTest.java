@@ -130,6 +130,8 @@ class X31OneTraceTest {
       ev.check(!apiAbout.isEmpty(), "the API's log lines about " + id + " carry trace_id=" + trace);
       ev.check(workerAbout.stream().anyMatch(l -> l.contains(" io.flashsale.activities.")),
           "the worker's activity log lines about " + id + " carry trace_id=" + trace);
+      ev.check(workerAbout.stream().anyMatch(l -> l.contains(" io.flashsale.workflows.")),
+          "the workflow code's log lines about " + id + " carry trace_id=" + trace);
       ev.note("spans in the trace: " + inTrace.size() + " (API " + inTrace.stream()
           .filter(s -> s.service().equals("flashsale-api")).count() + ", worker "
           + inTrace.stream().filter(s -> s.service().equals("flashsale-worker")).count() + ")");
