@@ -74,8 +74,10 @@ final class ChannelHandler implements HttpHandler {
       log.error("{} {} merchant_order={} failed", method, path, mo[0], e);
       reply = new Reply(500, Json.obj("error", "INTERNAL", "message", e.getClass().getSimpleName()));
     }
-    log.info("{} {} merchant_order={} -> {} ({} ms)", method, path, mo[0], reply.status,
-        (System.nanoTime() - started) / 1_000_000);
+    // the caller's trace context, when it sends one: a channel's own logs join the merchant's trace by it
+    String traceparent = ex.getRequestHeaders().getFirst("traceparent");
+    log.info("{} {} merchant_order={} -> {} ({} ms){}", method, path, mo[0], reply.status,
+        (System.nanoTime() - started) / 1_000_000, traceparent == null ? "" : " traceparent=" + traceparent);
     send(ex, reply);
   }
 

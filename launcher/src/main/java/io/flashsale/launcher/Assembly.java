@@ -41,15 +41,28 @@ public final class Assembly {
    * with the stub's signed callbacks, registered as {@value PaymentChannels#DEFAULT}.
    */
   public static PaymentChannels channels(FlashsaleConfiguration.ChannelSettings c, String baseUrl, String notifyUrl) {
-    return PaymentChannels.single(new HttpPaymentChannel(baseUrl, notifyUrl, c.timeout.toJavaDuration(), c.merchantKey),
+    return channels(c, baseUrl, notifyUrl, io.opentelemetry.api.OpenTelemetry.noop());
+  }
+
+  /** The same, each channel call a client span of {@code telemetry}'s with its traceparent header. */
+  public static PaymentChannels channels(FlashsaleConfiguration.ChannelSettings c, String baseUrl, String notifyUrl,
+      io.opentelemetry.api.OpenTelemetry telemetry) {
+    return PaymentChannels.single(
+        new HttpPaymentChannel(baseUrl, notifyUrl, c.timeout.toJavaDuration(), c.merchantKey, telemetry),
         new SignedJsonCallbacks(Arrays.asList(c.callbackSecret, c.previousCallbackSecret)));
   }
 
   /** Client and workers for {@code target}; TLS and the API key apply to an external cluster only. */
   public static TemporalRuntime temporal(FlashsaleConfiguration.TemporalSettings t, String target, boolean external,
       SdkMetrics metrics) {
+    return temporal(t, target, external, metrics, null);
+  }
+
+  /** The same, traced by {@code tracing} (null: untraced). */
+  public static TemporalRuntime temporal(FlashsaleConfiguration.TemporalSettings t, String target, boolean external,
+      SdkMetrics metrics, io.flashsale.launcher.observe.Tracing tracing) {
     return new TemporalRuntime(target, t.namespace, t.workflowCacheSize, external ? t.tls : null,
-        external ? t.apiKey : "", metrics);
+        external ? t.apiKey : "", metrics, tracing);
   }
 
   /**

@@ -175,13 +175,24 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
       skus.upsert(cfg.seed.tenant, cfg.seed.sku, cfg.seed.total, cfg.seed.unitPrice, cfg.seed.perUserLimit);
     }
 
-    PaymentChannels channels = Assembly.channels(cfg.channel, channelUrl, cfg.channel.notifyUrl);
+    io.flashsale.launcher.observe.Tracing tracing = io.flashsale.launcher.observe.Tracing.start(cfg.tracing,
+        io.flashsale.launcher.observe.Tracing.serviceName(cfg.tracing, true, cfg.worker));
+    // managed before the runtime, so it is closed (what is batched sent) after the worker stopped
+    env.lifecycle().manage(new Managed() {
+      @Override
+      public void stop() {
+        tracing.close();
+      }
+    });
+    env.servlets().addFilter("tracing", new io.flashsale.api.observe.HttpTracing(tracing.telemetry()))
+        .addMappingForUrlPatterns(null, false, "/*");
+    PaymentChannels channels = Assembly.channels(cfg.channel, channelUrl, cfg.channel.notifyUrl, tracing.telemetry());
     PaymentChannel channel = channels.defaultChannel();
 
     boolean external = engine == io.flashsale.launcher.TemporalEngine.EXTERNAL;
     io.flashsale.launcher.observe.SdkMetrics metrics = new io.flashsale.launcher.observe.SdkMetrics();
     env.admin().addServlet("prometheus", metrics.servlet()).addMapping(io.flashsale.launcher.observe.SdkMetrics.PATH);
-    TemporalRuntime temporal = Assembly.temporal(cfg.temporal, temporalTarget, external, metrics);
+    TemporalRuntime temporal = Assembly.temporal(cfg.temporal, temporalTarget, external, metrics, tracing);
     boolean inMemory = engine == io.flashsale.launcher.TemporalEngine.EMBEDDED;
     if (!inMemory) temporal.awaitReady(cfg.temporal.namespace, Duration.ofSeconds(60));
     temporal.ensureSearchAttributes(cfg.temporal.namespace, inMemory);

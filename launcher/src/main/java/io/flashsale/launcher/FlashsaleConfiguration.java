@@ -47,6 +47,7 @@ public class FlashsaleConfiguration extends Configuration {
   @Valid @NotNull @JsonProperty public SeedSettings seed = new SeedSettings();
   @Valid @NotNull @JsonProperty public StockViewSettings stockView = new StockViewSettings();
   @Valid @NotNull @JsonProperty public PrincipalViewSettings principalView = new PrincipalViewSettings();
+  @Valid @NotNull @JsonProperty public TracingSettings tracing = new TracingSettings();
   /** Creates in flight at once, at most; past the bound POST /orders answers 503 OVERLOADED at once, with Retry-After. */
   @Min(1) @JsonProperty public int maxCreatesInFlight = 256;
   /**
@@ -93,6 +94,13 @@ public class FlashsaleConfiguration extends Configuration {
   @ValidationMethod(message = "stockView.bound must exceed stockView.refreshInterval")
   public boolean isStockViewBoundAboveRefresh() {
     return stockView == null || stockView.boundAboveRefresh();
+  }
+
+  @JsonIgnore
+  @ValidationMethod(message = "tracing.exporter otlp needs tracing.otlpEndpoint (e.g. http://collector:4318/v1/traces)")
+  public boolean isTracingEndpointSet() {
+    return tracing == null || tracing.exporter != TracingSettings.Exporter.OTLP
+        || (tracing.otlpEndpoint != null && !tracing.otlpEndpoint.isBlank());
   }
 
   @JsonIgnore
@@ -371,5 +379,31 @@ public class FlashsaleConfiguration extends Configuration {
     @Min(0) @JsonProperty public int total = 20;
     @Min(0) @JsonProperty public long unitPrice = 1990;
     @Min(1) @JsonProperty public int perUserLimit = 3;
+  }
+
+  /**
+   * Tracing (docs/DESIGN.md §Tracing). Every process traces and puts trace ids in its log lines;
+   * the exporter says where the finished spans go: none (ids in the logs only), log (one line per
+   * span on the logger io.flashsale.tracing: the local default) or otlp (OTLP/HTTP to
+   * otlpEndpoint, batched).
+   */
+  public static class TracingSettings {
+    public enum Exporter {
+      NONE, LOG, OTLP;
+
+      @com.fasterxml.jackson.annotation.JsonCreator
+      public static Exporter parse(String text) {
+        return valueOf(text.trim().toUpperCase(java.util.Locale.ROOT));
+      }
+    }
+
+    @NotNull @JsonProperty public Exporter exporter = Exporter.NONE;
+    /** The collector's OTLP/HTTP traces URL, e.g. http://collector:4318/v1/traces; needed for otlp. */
+    @JsonProperty public String otlpEndpoint = "";
+    /**
+     * The service name the spans carry, with the process's role appended: -api (a server without a
+     * worker), -worker (the worker command); a server that hosts both keeps it as is.
+     */
+    @NotEmpty @JsonProperty public String serviceName = "flashsale";
   }
 }

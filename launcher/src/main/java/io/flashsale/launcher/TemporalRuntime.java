@@ -46,6 +46,13 @@ public final class TemporalRuntime implements Managed {
   /** @param metrics null: the SDK's metrics go nowhere; else into its registry (client and worker alike) */
   public TemporalRuntime(String target, String namespace, Integer workflowCacheSize,
       FlashsaleConfiguration.TlsSettings tls, String apiKey, io.flashsale.launcher.observe.SdkMetrics metrics) {
+    this(target, namespace, workflowCacheSize, tls, apiKey, metrics, null);
+  }
+
+  /** @param tracing null: no spans; else the client's and the worker's tracing interceptors (docs/DESIGN.md §Tracing) */
+  public TemporalRuntime(String target, String namespace, Integer workflowCacheSize,
+      FlashsaleConfiguration.TlsSettings tls, String apiKey, io.flashsale.launcher.observe.SdkMetrics metrics,
+      io.flashsale.launcher.observe.Tracing tracing) {
     WorkflowServiceStubsOptions.Builder stubs = WorkflowServiceStubsOptions.newBuilder().setTarget(target);
     if (metrics != null) stubs.setMetricsScope(metrics.scope());
     if (tls != null && tls.enabled) stubs.setSslContext(sslContext(tls));
@@ -57,9 +64,15 @@ public final class TemporalRuntime implements Managed {
       stubs.addApiKey(() -> apiKey);
     }
     this.service = WorkflowServiceStubs.newServiceStubs(stubs.build());
-    this.client = WorkflowClient.newInstance(service, WorkflowClientOptions.newBuilder().setNamespace(namespace).build());
-    WorkerFactoryOptions options = cacheOptions(workflowCacheSize)
-        .setWorkerInterceptors(new io.flashsale.api.observe.OrderMdc.WorkerInterceptor()).build();
+    WorkflowClientOptions.Builder clientOptions = WorkflowClientOptions.newBuilder().setNamespace(namespace);
+    if (tracing != null) clientOptions.setInterceptors(tracing.clientInterceptor());
+    this.client = WorkflowClient.newInstance(service, clientOptions.build());
+    // the last interceptor is the outermost: tracing makes the task's span current before the log context reads it
+    io.temporal.common.interceptors.WorkerInterceptor[] interceptors = tracing == null
+        ? new io.temporal.common.interceptors.WorkerInterceptor[] {new io.flashsale.api.observe.OrderMdc.WorkerInterceptor()}
+        : new io.temporal.common.interceptors.WorkerInterceptor[] {new io.flashsale.api.observe.OrderMdc.WorkerInterceptor(),
+            tracing.workerInterceptor()};
+    WorkerFactoryOptions options = cacheOptions(workflowCacheSize).setWorkerInterceptors(interceptors).build();
     this.workers = WorkerFactory.newInstance(client, options);
   }
 

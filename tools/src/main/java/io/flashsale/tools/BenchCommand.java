@@ -50,6 +50,9 @@ public class BenchCommand extends StackScriptCommand {
     // before the application runs: B3's orders stay UNKNOWN until the storm's notices converge them
     scenarios(ns.getString("scenarios")); // an unknown scenario is refused before the stack starts
     cfg.orders.unknownFirstQuery = io.dropwizard.util.Duration.minutes(10);
+    // spans are still made and carried (as in production without a collector), not logged: a line
+    // per span would be most of the console and of the service's CPU the bench measures
+    cfg.tracing.exporter = FlashsaleConfiguration.TracingSettings.Exporter.NONE;
     quietCancelledPromises();
     ordersWorker = new Bench.OrdersWorker(
         io.flashsale.launcher.TemporalRuntime.cacheOptions(cfg.temporal.workflowCacheSize).build(),

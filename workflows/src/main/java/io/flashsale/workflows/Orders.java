@@ -96,7 +96,8 @@ public final class Orders {
   }
 
   private <T> T withDeadline(String what, java.util.function.Supplier<T> call) {
-    java.util.concurrent.Future<T> f = calls.submit(call::get);
+    // the request's trace context goes along, so the client interceptor's spans are children of its span
+    java.util.concurrent.Future<T> f = calls.submit(io.opentelemetry.context.Context.current().wrap(call::get));
     try {
       return f.get(deadline.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
     } catch (java.util.concurrent.TimeoutException e) {

@@ -51,6 +51,13 @@ public final class OrderMdc {
     if (orderId != null) MDC.put(KEY, orderId);
   }
 
+  /** The ids of the span current on this thread (docs/DESIGN.md §Tracing), or none. */
+  private static void traceIds() {
+    io.opentelemetry.api.trace.SpanContext span = io.opentelemetry.api.trace.Span.current().getSpanContext();
+    if (span.isValid()) HttpTracing.putIds(span);
+    else HttpTracing.clearIds();
+  }
+
   // ---------------------------------------------------------------- API side
 
   /**
@@ -119,7 +126,11 @@ public final class OrderMdc {
 
   // ---------------------------------------------------------------- worker side
 
-  /** For WorkerFactoryOptions: sets the key for activities and workflow code (no effect on history). */
+  /**
+   * For WorkerFactoryOptions: sets the key for activities and workflow code (no effect on history),
+   * and the trace ids of the current span; placed inside the tracing interceptor, so that span is
+   * the task's own.
+   */
   public static final class WorkerInterceptor extends WorkerInterceptorBase {
     @Override
     public ActivityInboundCallsInterceptor interceptActivity(ActivityInboundCallsInterceptor next) {
@@ -132,10 +143,12 @@ public final class OrderMdc {
           }
           MDC.remove(KEY);
           put(id); // reserve() has no id yet: it puts the one it allocates
+          traceIds(); // the activity's span, when the tracing interceptor (outside this one) started it
           try {
             return super.execute(input);
           } finally {
             MDC.remove(KEY);
+            HttpTracing.clearIds();
           }
         }
       };
@@ -161,6 +174,7 @@ public final class OrderMdc {
 
     private void refresh() {
       put(orderId);
+      traceIds();
     }
 
     @Override
@@ -237,6 +251,7 @@ public final class OrderMdc {
           runnable.run();
         } finally {
           MDC.remove(KEY); // workflow threads are pooled
+          HttpTracing.clearIds();
         }
       };
     }

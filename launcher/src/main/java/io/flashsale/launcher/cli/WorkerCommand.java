@@ -46,14 +46,17 @@ public class WorkerCommand extends ConfiguredCommand<FlashsaleConfiguration> {
       throw new IllegalArgumentException("a worker needs database.url, channel.baseUrl and channel.notifyUrl");
     }
     Database db = Assembly.pool(cfg.database, cfg.database.url);
-    PaymentChannels channels = Assembly.channels(cfg.channel, cfg.channel.baseUrl, cfg.channel.notifyUrl);
+    io.flashsale.launcher.observe.Tracing tracing = io.flashsale.launcher.observe.Tracing.start(cfg.tracing,
+        io.flashsale.launcher.observe.Tracing.serviceName(cfg.tracing, false, true));
+    PaymentChannels channels = Assembly.channels(cfg.channel, cfg.channel.baseUrl, cfg.channel.notifyUrl,
+        tracing.telemetry());
     SdkMetrics metrics = new SdkMetrics();
     Integer metricsPort = ns.getInt("metricsPort");
     if (metricsPort != null && metricsPort > 0) {
       metrics.serve(ns.getString("metricsHost"), metricsPort);
       System.out.println("worker metrics at http://" + ns.getString("metricsHost") + ":" + metricsPort + SdkMetrics.PATH);
     }
-    TemporalRuntime temporal = Assembly.temporal(cfg.temporal, cfg.temporal.target, true, metrics);
+    TemporalRuntime temporal = Assembly.temporal(cfg.temporal, cfg.temporal.target, true, metrics, tracing);
     // a worker may be the first process on a namespace: an unregistered attribute would fail its workflow tasks
     temporal.ensureSearchAttributes(cfg.temporal.namespace, false);
     Assembly.registerWorker(cfg, temporal, db, channels, safeguards);
@@ -62,6 +65,7 @@ public class WorkerCommand extends ConfiguredCommand<FlashsaleConfiguration> {
         + cfg.workerActivities + ", pid " + ProcessHandle.current().pid() + ")");
     GracefulExit.stopOnSigterm("worker", () -> {
       temporal.stop(); // the tasks it took finish (up to 10 s) and report their results
+      tracing.close(); // their spans sent
       metrics.close();
       db.close();
       Map<String, Boolean> closed = new LinkedHashMap<>();

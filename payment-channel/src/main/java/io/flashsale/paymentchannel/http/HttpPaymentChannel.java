@@ -11,6 +11,14 @@ import io.flashsale.paymentchannel.StatementRow;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
+import io.opentelemetry.api.OpenTelemetry;
+import io.opentelemetry.api.trace.Span;
+import io.opentelemetry.api.trace.SpanKind;
+import io.opentelemetry.api.trace.StatusCode;
+import io.opentelemetry.api.trace.Tracer;
+import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
+import io.opentelemetry.context.Context;
+import io.opentelemetry.context.Scope;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
@@ -33,8 +41,18 @@ public final class HttpPaymentChannel implements PaymentChannel {
   private final String notifyUrl;
   private final Duration timeout;
   private final String authorization;
+  private final Tracer tracer;
 
   public HttpPaymentChannel(String baseUrl, String notifyUrl, Duration timeout, String merchantKey) {
+    this(baseUrl, notifyUrl, timeout, merchantKey, OpenTelemetry.noop());
+  }
+
+  /**
+   * @param telemetry each call is a client span, child of the span current on the calling thread
+   *     (the activity's), and carries it to the channel in a W3C {@code traceparent} header
+   */
+  public HttpPaymentChannel(String baseUrl, String notifyUrl, Duration timeout, String merchantKey,
+      OpenTelemetry telemetry) {
     if (merchantKey == null || merchantKey.isBlank()) {
       throw new IllegalArgumentException("the payment channel needs the merchant key");
     }
@@ -42,6 +60,7 @@ public final class HttpPaymentChannel implements PaymentChannel {
     this.notifyUrl = notifyUrl;
     this.timeout = timeout;
     this.authorization = "Bearer " + merchantKey;
+    this.tracer = telemetry.getTracer("io.flashsale.paymentchannel");
   }
 
   private HttpRequest.Builder request(String path, Duration within) {
@@ -61,7 +80,7 @@ public final class HttpPaymentChannel implements PaymentChannel {
 
   @Override
   public ChannelReply query(String merchantOrder) {
-    return call("query", request("/charges/" + merchantOrder, timeout).GET().build(), "status");
+    return call("query", request("/charges/" + merchantOrder, timeout).GET(), "status");
   }
 
   @Override
@@ -103,18 +122,33 @@ public final class HttpPaymentChannel implements PaymentChannel {
     return query("health-probe").definite();
   }
 
-  private HttpRequest post(String path, Map<String, Object> body) {
+  private HttpRequest.Builder post(String path, Map<String, Object> body) {
     try {
       return request(path, timeout)
           .header("Content-Type", "application/json")
-          .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)))
-          .build();
+          .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)));
     } catch (IOException e) {
       throw new IllegalArgumentException(e);
     }
   }
 
-  private ChannelReply call(String what, HttpRequest request, String field) {
+  private ChannelReply call(String what, HttpRequest.Builder builder, String field) {
+    Span span = tracer.spanBuilder("channel " + what).setSpanKind(SpanKind.CLIENT).startSpan();
+    try (Scope ignored = span.makeCurrent()) {
+      W3CTraceContextPropagator.getInstance().inject(Context.current(), builder, HttpRequest.Builder::header);
+      HttpRequest request = builder.build();
+      span.setAttribute("http.request.method", request.method());
+      span.setAttribute("url.full", request.uri().toString());
+      ChannelReply reply = send(what, request, field, span);
+      span.setAttribute("channel.result", reply.result().name());
+      if (reply.result() == ChannelResult.UNKNOWN) span.setStatus(StatusCode.ERROR, reply.detail());
+      return reply;
+    } finally {
+      span.end();
+    }
+  }
+
+  private ChannelReply send(String what, HttpRequest request, String field, Span span) {
     HttpResponse<String> r;
     try {
       r = http.send(request, HttpResponse.BodyHandlers.ofString());
@@ -126,6 +160,7 @@ public final class HttpPaymentChannel implements PaymentChannel {
       Thread.currentThread().interrupt();
       return ChannelReply.unknown("interrupted");
     }
+    span.setAttribute("http.response.status_code", r.statusCode());
     try {
       JsonNode body = JSON.readTree(r.body());
       if (r.statusCode() == 200 || (r.statusCode() == 409 && body.has("result"))) {
