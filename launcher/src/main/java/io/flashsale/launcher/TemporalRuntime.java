@@ -46,6 +46,13 @@ public final class TemporalRuntime implements Managed {
   /** @param metrics null: the SDK's metrics go nowhere; else into its registry (client and worker alike) */
   public TemporalRuntime(String target, String namespace, Integer workflowCacheSize,
       FlashsaleConfiguration.TlsSettings tls, String apiKey, io.flashsale.launcher.observe.SdkMetrics metrics) {
+    this(target, namespace, workflowCacheSize, tls, apiKey, metrics, null);
+  }
+
+  /** @param dataConverter null: the SDK's default (payloads in clear text); else client and worker alike use it */
+  public TemporalRuntime(String target, String namespace, Integer workflowCacheSize,
+      FlashsaleConfiguration.TlsSettings tls, String apiKey, io.flashsale.launcher.observe.SdkMetrics metrics,
+      io.temporal.common.converter.DataConverter dataConverter) {
     WorkflowServiceStubsOptions.Builder stubs = WorkflowServiceStubsOptions.newBuilder().setTarget(target);
     if (metrics != null) stubs.setMetricsScope(metrics.scope());
     if (tls != null && tls.enabled) stubs.setSslContext(sslContext(tls));
@@ -57,7 +64,10 @@ public final class TemporalRuntime implements Managed {
       stubs.addApiKey(() -> apiKey);
     }
     this.service = WorkflowServiceStubs.newServiceStubs(stubs.build());
-    this.client = WorkflowClient.newInstance(service, WorkflowClientOptions.newBuilder().setNamespace(namespace).build());
+    WorkflowClientOptions.Builder clientOptions = WorkflowClientOptions.newBuilder().setNamespace(namespace);
+    // the worker built on this client converts with the same converter (docs/DESIGN.md §Payload encryption)
+    if (dataConverter != null) clientOptions.setDataConverter(dataConverter);
+    this.client = WorkflowClient.newInstance(service, clientOptions.build());
     WorkerFactoryOptions options = cacheOptions(workflowCacheSize)
         .setWorkerInterceptors(new io.flashsale.api.observe.OrderMdc.WorkerInterceptor()).build();
     this.workers = WorkerFactory.newInstance(client, options);
