@@ -227,7 +227,7 @@ class X32PayloadEncryptionTest {
         Thread.sleep(5_000); // the page had its time to decode, were it able to
         text = browser.text();
       }
-      browser.screenshot(Path.of("target", "webui", shot));
+      browser.screenshot(Path.of("target", "webui-x32", shot)); // beside, not in, X-10's published folder
       ev.note("Web UI " + url + " (" + (expectDecoded ? "codec endpoint " + codecUrl() : "no codec endpoint")
           + "): input shown as: " + around(text, "Input", 300));
       return text;
