@@ -34,7 +34,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * and every payload but the search attributes says binary/encrypted with key id k1. The codec
  * endpoint (the admin port) decodes the same payloads and shows both; the replay gate replays
  * the encrypted histories with the keys and fails without them. The Web UI, in headless
- * Chromium, shows the decoded input with its codec endpoint configured. After a rotation (restart
+ * Chromium, shows the decoded input, summary and note with its codec endpoint configured. After a rotation (restart
  * with k2 active, k1 still listed) the old history still decodes and replays and new payloads say
  * k2; a codec without k1 refuses them by name. Last, with the admin credential set and the UI
  * started without a codec endpoint: the codec answers 401 without the credential, the CLI decodes
@@ -133,8 +133,8 @@ class X32PayloadEncryptionTest {
     // 5. the Web UI with the codec endpoint shows the decoded input
     String uiWithCodec = uiInput(wf, "x32-ui-with-codec.png", true);
     ev.check(SUBJECT_FIELD.matcher(uiWithCodec).find(), "the Web UI with the codec endpoint shows the decoded subject");
-    ev.note("the workflow page shows the note (the create update's input) too: " + uiWithCodec.contains(NOTE)
-        + "; the decoded static summary: " + uiWithCodec.contains("for t1/" + SUBJECT));
+    ev.check(uiWithCodec.contains(NOTE), "and, its update event opened, the decoded note");
+    ev.check(uiWithCodec.contains("for t1/" + SUBJECT), "and the decoded static summary");
 
     // 6. rotation: k2 seals, k1 still opens
     stack.stop();
@@ -219,14 +219,19 @@ class X32PayloadEncryptionTest {
       String url = stack.webUi() + "/namespaces/default/workflows/"
           + URLEncoder.encode(wf, StandardCharsets.UTF_8).replace("+", "%20");
       browser.open(url);
-      String text;
       if (expectDecoded) {
-        text = browser.awaitText(t -> SUBJECT_FIELD.matcher(t).find(), 90_000, 15_000);
+        browser.awaitText(t -> SUBJECT_FIELD.matcher(t).find(), 90_000, 15_000);
       } else {
         browser.awaitText(t -> t.contains(wf) && t.contains("Input"), 90_000, 15_000);
-        Thread.sleep(5_000); // the page had its time to decode, were it able to
-        text = browser.text();
       }
+      // the note is the create update's argument: open the history's update events to show it
+      JsonNode clicked = browser.script("const hits=[...document.querySelectorAll('*')].filter(e =>"
+          + " e.children.length===0 && /Update ?Accepted/i.test(e.textContent||''));"
+          + " hits.forEach(e => { try { e.click(); } catch (x) {} }); return hits.length;");
+      // without a codec the page had its time to decode, were it able to
+      String text = browser.awaitText(t -> t.contains(NOTE), expectDecoded ? 30_000 : 8_000, 0);
+      ev.check(clicked.asInt() > 0, "the page lists the update events, opened to show their input (" + clicked + ")");
+      ev.note("note on the page: " + text.contains(NOTE));
       browser.screenshot(Path.of("target", "webui-x32", shot)); // beside, not in, X-10's published folder
       ev.note("Web UI " + url + " (" + (expectDecoded ? "codec endpoint " + codecUrl() : "no codec endpoint")
           + "): input shown as: " + around(text, "Input", 300));
