@@ -27,9 +27,17 @@ public final class DevServer implements AutoCloseable {
   private static final Duration STARTUP = Duration.ofSeconds(90);
   private static final int MAX_RESTARTS = 3;
 
-  /** How to run it. dbFile null = state in memory only (tests). */
+  /**
+   * How to run it. dbFile null = state in memory only (tests). uiCodecEndpoint: the codec endpoint
+   * the Web UI decodes payloads through (docs/DESIGN.md §Payload encryption); null = none.
+   */
   public record Options(Path cli, String namespace, int port, int uiPort, Path dbFile, Path stateDir,
-      List<String> searchAttributes) {}
+      List<String> searchAttributes, String uiCodecEndpoint) {
+    public Options(Path cli, String namespace, int port, int uiPort, Path dbFile, Path stateDir,
+        List<String> searchAttributes) {
+      this(cli, namespace, port, uiPort, dbFile, stateDir, searchAttributes, null);
+    }
+  }
 
   private final Options options;
   private final Path pidFile;
@@ -78,6 +86,7 @@ public final class DevServer implements AutoCloseable {
         "--namespace", options.namespace(), "--log-level", "warn"));
     if (options.uiPort() > 0) {
       cmd.addAll(List.of("--ui-ip", "127.0.0.1", "--ui-port", String.valueOf(options.uiPort())));
+      if (options.uiCodecEndpoint() != null) cmd.addAll(List.of("--ui-codec-endpoint", options.uiCodecEndpoint()));
     } else {
       cmd.add("--headless");
     }

@@ -125,8 +125,14 @@ public final class EmbeddedStack implements LocalStack {
       String dbSetting = cfg.temporal.devServerDbFile;
       Path dbFile = "memory".equals(dbSetting) ? null
           : dbSetting == null || dbSetting.isBlank() ? data.resolve("temporal.db") : Path.of(dbSetting).toAbsolutePath();
+      var encryption = cfg.temporal.payloadEncryption;
+      // the UI decodes through the admin port's codec endpoint, which answers this UI's origin
+      String codecEndpoint = encryption.enabled && encryption.codecEndpoint && encryption.devServerUiCodec
+          ? "http://127.0.0.1:" + io.flashsale.launcher.FlashsaleApplication.port(cfg, false)
+              + io.flashsale.api.codec.CodecServlet.PATH
+          : null;
       dev = DevServer.start(new DevServer.Options(cli, cfg.temporal.namespace, temporalPort, cfg.temporal.uiPort,
-          dbFile, data, io.flashsale.launcher.TemporalRuntime.SEARCH_ATTRIBUTES));
+          dbFile, data, io.flashsale.launcher.TemporalRuntime.SEARCH_ATTRIBUTES, codecEndpoint));
     } else if (engine == TemporalEngine.EMBEDDED) {
       test = LoopbackTestServer.start(temporalPort);
       log.info("in-memory Temporal engine on 127.0.0.1:{}", temporalPort);

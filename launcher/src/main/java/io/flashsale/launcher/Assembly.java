@@ -17,6 +17,7 @@ import io.flashsale.persistence.PrincipalView;
 import io.flashsale.persistence.StockView;
 import io.flashsale.workflows.OrderSettings;
 import io.flashsale.workflows.Orders;
+import io.flashsale.workflows.codec.PayloadEncryption;
 import io.temporal.client.WorkflowClient;
 import java.time.Clock;
 import java.time.Duration;
@@ -62,7 +63,21 @@ public final class Assembly {
   public static TemporalRuntime temporal(FlashsaleConfiguration.TemporalSettings t, String target, boolean external,
       SdkMetrics metrics, io.flashsale.launcher.observe.Tracing tracing) {
     return new TemporalRuntime(target, t.namespace, t.workflowCacheSize, external ? t.tls : null,
-        external ? t.apiKey : "", metrics, tracing);
+        external ? t.apiKey : "", metrics, tracing, PayloadEncryption.dataConverter(payloadCodec(t.payloadEncryption)));
+  }
+
+  /** The payload codec, or null when payload encryption is off; a missing or malformed key fails the start. */
+  public static PayloadEncryption payloadCodec(FlashsaleConfiguration.PayloadEncryptionSettings p) {
+    if (!p.enabled) return null;
+    if (p.keys.isEmpty()) {
+      throw new IllegalArgumentException("temporal.payloadEncryption.enabled needs temporal.payloadEncryption.keys"
+          + " (id: 64 hex digits, openssl rand -hex 32) and activeKeyId");
+    }
+    try {
+      return PayloadEncryption.fromHex(p.keys, p.activeKeyId);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("temporal.payloadEncryption: " + e.getMessage(), e);
+    }
   }
 
   /**

@@ -252,6 +252,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     RestApi.register(env, Assembly.apiSettings(cfg),
         new RestApi.Services(db, orders, tokens, channels, temporal.service(), reconciler, audit, repair,
             stockView, principalView, () -> safeguards.on(Safeguards.Safeguard.TRANSITION_PRECONDITION)));
+    registerCodecEndpoint(env, cfg, stack);
 
     // the postmaster itself: down at once when it dies (the pool's check waits out its connection timeout)
     if (stack != null) env.healthChecks().register("postgresql-process", stack.postgresProcessCheck());
@@ -335,7 +336,30 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
   /** Dropwizard's default {@code minBufferPoolSize}. */
   static final long DROPWIZARD_MIN_BUFFER_POOL_BYTES = 64;
 
-  private static int port(FlashsaleConfiguration cfg, boolean application) {
+  /**
+   * The codec endpoint on the admin port (docs/DESIGN.md §Payload encryption) when payloads are
+   * encrypted: the Web UI and the temporal CLI decode through it; browsers only from the configured
+   * origins and the local dev server's UI.
+   */
+  private static void registerCodecEndpoint(Environment env, FlashsaleConfiguration cfg, LocalStack stack) {
+    FlashsaleConfiguration.PayloadEncryptionSettings p = cfg.temporal.payloadEncryption;
+    io.flashsale.workflows.codec.PayloadEncryption codec = Assembly.payloadCodec(p);
+    if (codec == null || !p.codecEndpoint) return;
+    java.util.Set<String> origins = new java.util.LinkedHashSet<>(p.codecCorsOrigins);
+    if (stack != null) {
+      stack.webUi().ifPresent(ui -> {
+        origins.add(ui);
+        origins.add(ui.replace("://127.0.0.1:", "://localhost:"));
+      });
+    }
+    env.admin().addServlet("payload-codec", new io.flashsale.api.codec.CodecServlet(codec, origins, cfg.temporal.namespace))
+        .addMapping(io.flashsale.api.codec.CodecServlet.PATH + "/*");
+    log.info("payloads encrypted with key {} ({} keys listed); codec endpoint on the admin port at {} for origins {}",
+        codec.activeKeyId(), codec.keyIds().size(), io.flashsale.api.codec.CodecServlet.PATH, origins);
+  }
+
+  /** The first application (or admin) connector's configured port. */
+  public static int port(FlashsaleConfiguration cfg, boolean application) {
     DefaultServerFactory f = (DefaultServerFactory) cfg.getServerFactory();
     var connectors = application ? f.getApplicationConnectors() : f.getAdminConnectors();
     return ((HttpConnectorFactory) connectors.get(0)).getPort();

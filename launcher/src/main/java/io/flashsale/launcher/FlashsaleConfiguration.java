@@ -198,6 +198,30 @@ public class FlashsaleConfiguration extends Configuration {
      * worker sizing).
      */
     @Min(1) @JsonProperty public int workflowPollers = 16;
+    /** Payloads sealed before they reach the engine (docs/DESIGN.md §Payload encryption). */
+    @Valid @NotNull @JsonProperty public PayloadEncryptionSettings payloadEncryption = new PayloadEncryptionSettings();
+  }
+
+  /**
+   * Every payload the client and the worker hand to the engine is sealed with AES-256-GCM under
+   * the active key; every listed key opens what it sealed (rotation: a new active key, the old one
+   * still listed). Off in the local default unless turned on; production.example.yml has it on.
+   */
+  public static class PayloadEncryptionSettings {
+    @JsonProperty public boolean enabled = false;
+    /** The key that seals new payloads; one of {@code keys}. */
+    @NotNull @JsonProperty public String activeKeyId = "";
+    /** Key id → 64 hex digits (32 bytes, {@code openssl rand -hex 32}), each from its own environment variable. */
+    @NotNull @JsonProperty public java.util.Map<String, String> keys = new java.util.LinkedHashMap<>();
+    /** Serve the codec endpoint (/codec/encode, /codec/decode) on the admin port, behind its credential. */
+    @JsonProperty public boolean codecEndpoint = true;
+    /**
+     * Browser origins (the Web UI's) that may call the codec endpoint; the local dev server's UI is
+     * added by itself.
+     */
+    @NotNull @JsonProperty public java.util.List<String> codecCorsOrigins = new java.util.ArrayList<>();
+    /** The local dev server's Web UI is started pointed at this service's codec endpoint. */
+    @JsonProperty public boolean devServerUiCodec = true;
   }
 
   public static class TlsSettings {

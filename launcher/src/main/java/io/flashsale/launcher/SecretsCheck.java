@@ -36,6 +36,10 @@ public final class SecretsCheck {
     }
     check("channel.merchantKey", cfg.channel.merchantKey, out);
     check("auth.adminToken", cfg.auth.adminToken, out);
+    if (cfg.temporal.payloadEncryption.enabled) {
+      if (cfg.temporal.payloadEncryption.keys.isEmpty()) out.add("temporal.payloadEncryption.keys is missing");
+      cfg.temporal.payloadEncryption.keys.forEach((id, key) -> check("temporal.payloadEncryption.keys." + id, key, out));
+    }
     if (cfg.auth.devLoginEnabled(false) && !cfg.auth.devLoginOutsideLocalDefault) {
       out.add("auth.devLogin is on (POST /session hands out tokens for any tenant/subject); outside the local default"
           + " it also needs auth.devLoginOutsideLocalDefault: true");

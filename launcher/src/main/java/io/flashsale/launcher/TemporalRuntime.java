@@ -46,13 +46,16 @@ public final class TemporalRuntime implements Managed {
   /** @param metrics null: the SDK's metrics go nowhere; else into its registry (client and worker alike) */
   public TemporalRuntime(String target, String namespace, Integer workflowCacheSize,
       FlashsaleConfiguration.TlsSettings tls, String apiKey, io.flashsale.launcher.observe.SdkMetrics metrics) {
-    this(target, namespace, workflowCacheSize, tls, apiKey, metrics, null);
+    this(target, namespace, workflowCacheSize, tls, apiKey, metrics, null, null);
   }
 
-  /** @param tracing null: no spans; else the client's and the worker's tracing interceptors (docs/DESIGN.md §Tracing) */
+  /**
+   * @param tracing null: no spans; else the client's and the worker's tracing interceptors (docs/DESIGN.md §Tracing)
+   * @param dataConverter null: the SDK's default (payloads in clear text); else client and worker alike use it
+   */
   public TemporalRuntime(String target, String namespace, Integer workflowCacheSize,
       FlashsaleConfiguration.TlsSettings tls, String apiKey, io.flashsale.launcher.observe.SdkMetrics metrics,
-      io.flashsale.launcher.observe.Tracing tracing) {
+      io.flashsale.launcher.observe.Tracing tracing, io.temporal.common.converter.DataConverter dataConverter) {
     WorkflowServiceStubsOptions.Builder stubs = WorkflowServiceStubsOptions.newBuilder().setTarget(target);
     if (metrics != null) stubs.setMetricsScope(metrics.scope());
     if (tls != null && tls.enabled) stubs.setSslContext(sslContext(tls));
@@ -66,6 +69,8 @@ public final class TemporalRuntime implements Managed {
     this.service = WorkflowServiceStubs.newServiceStubs(stubs.build());
     WorkflowClientOptions.Builder clientOptions = WorkflowClientOptions.newBuilder().setNamespace(namespace);
     if (tracing != null) clientOptions.setInterceptors(tracing.clientInterceptor());
+    // the worker built on this client converts with the same converter (docs/DESIGN.md §Payload encryption)
+    if (dataConverter != null) clientOptions.setDataConverter(dataConverter);
     this.client = WorkflowClient.newInstance(service, clientOptions.build());
     // the last interceptor is the outermost: tracing makes the task's span current before the log context reads it
     io.temporal.common.interceptors.WorkerInterceptor[] interceptors = tracing == null

@@ -33,6 +33,8 @@ public final class AdminGuard implements Filter {
   private static final Pattern LOOPBACK_HOST =
       Pattern.compile("(localhost|127(\\.\\d{1,3}){3}|\\[::1])(:\\d{1,5})?");
   private static final String BEARER = "Bearer ";
+  /** The codec endpoint (docs/DESIGN.md §Payload encryption): the credential, but its own CSRF rule. */
+  private static final String CODEC_PREFIX = "/codec/";
 
   private final boolean localDefault;
   private final byte[] token;
@@ -64,13 +66,18 @@ public final class AdminGuard implements Filter {
         return;
       }
     }
-    boolean open = OPEN_READS.contains(path) && read;
+    boolean codec = path.startsWith(CODEC_PREFIX);
+    // a CORS preflight never carries a credential; the codec servlet answers it for its Web UI origins only
+    boolean preflight = codec && "OPTIONS".equals(req.getMethod());
+    boolean open = (OPEN_READS.contains(path) && read) || preflight;
     if (token != null && !open && !credentialValid(req.getHeader("Authorization"))) {
       res.setHeader("WWW-Authenticate", ApiError.ADMIN_CHALLENGE);
       refuse(res, 401, "ADMIN_UNAUTHORIZED", "the admin port needs Authorization: Bearer <auth.adminToken>");
       return;
     }
-    if (!read) {
+    // the codec's callers (the Web UI, the temporal CLI) cannot send X-Requested-By; the codec
+    // servlet takes JSON from its own origins only, which a foreign page cannot send unpreflighted
+    if (!read && !codec) {
       String by = req.getHeader(REQUESTED_BY);
       if (by == null || by.isBlank()) {
         refuse(res, 400, "REQUESTED_BY_REQUIRED", "an admin task needs the " + REQUESTED_BY + " header");

@@ -36,11 +36,46 @@ public class ReplayCommand extends Command {
     subparser.addArgument("--limit").type(Integer.class).setDefault(ReplayGate.DEFAULT_LIMIT)
         .help("the most executions the query may match (all are replayed, oldest first); more fails the gate"
             + " (exit 3) with their count");
+    subparser.addArgument("--payload-key").action(net.sourceforge.argparse4j.impl.Arguments.append())
+        .metavar("ID=ENV_VAR")
+        .help("encrypted payloads: a key id and the environment variable holding its 64 hex digits; repeat for"
+            + " every key the histories were sealed with (the secret never goes on the command line)");
+  }
+
+  /**
+   * The converter for {@code --payload-key id=ENV_VAR ...}: null without any, else the payload
+   * codec with those keys (the first seals; replay only needs them to open).
+   */
+  static io.temporal.common.converter.DataConverter converter(java.util.List<String> specs,
+      java.util.function.Function<String, String> env) {
+    if (specs == null || specs.isEmpty()) return null;
+    java.util.Map<String, String> keys = new java.util.LinkedHashMap<>();
+    for (String spec : specs) {
+      int eq = spec.indexOf('=');
+      if (eq <= 0 || eq == spec.length() - 1) {
+        throw new IllegalArgumentException("--payload-key takes ID=ENV_VAR, not " + spec);
+      }
+      String var = spec.substring(eq + 1);
+      String value = env.apply(var);
+      if (value == null || value.isBlank()) {
+        throw new IllegalArgumentException("--payload-key " + spec + ": the environment variable " + var + " is not set");
+      }
+      keys.put(spec.substring(0, eq), value);
+    }
+    return io.flashsale.workflows.codec.PayloadEncryption.fromHex(keys, keys.keySet().iterator().next()).dataConverter();
   }
 
   @Override
   public void run(Bootstrap<?> bootstrap, Namespace ns) {
-    int code = execute(new ReplayGate(), ns.getString("dir"), ns.getString("target"), ns.getString("namespace"),
+    io.temporal.common.converter.DataConverter converter;
+    try {
+      converter = converter(ns.getList("payload_key"), System::getenv);
+    } catch (IllegalArgumentException e) {
+      System.err.println("replay: " + e.getMessage());
+      System.exit(NOTHING_READ);
+      return;
+    }
+    int code = execute(new ReplayGate().decodingWith(converter), ns.getString("dir"), ns.getString("target"), ns.getString("namespace"),
         ns.getString("query"), ns.getInt("limit"), System.out, System.err);
     System.out.flush();
     System.err.flush();

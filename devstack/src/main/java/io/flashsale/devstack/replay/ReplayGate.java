@@ -140,6 +140,8 @@ public final class ReplayGate {
   }
 
   private final List<Class<?>> workflowClasses;
+  /** Null: the SDK's default converter (clear payloads only). */
+  private io.temporal.common.converter.DataConverter dataConverter;
 
   /** The gate for the current order workflow, {@link OrderWorkflowImpl}. */
   public ReplayGate() {
@@ -152,6 +154,15 @@ public final class ReplayGate {
     all.add(Objects.requireNonNull(workflowClass, "workflowClass"));
     all.addAll(List.of(moreWorkflowClasses));
     this.workflowClasses = List.copyOf(all);
+  }
+
+  /**
+   * Replays with this converter: encrypted histories need the payload codec with every key that
+   * sealed them (docs/DESIGN.md §Payload encryption). Returns this gate.
+   */
+  public ReplayGate decodingWith(io.temporal.common.converter.DataConverter converter) {
+    this.dataConverter = converter;
+    return this;
   }
 
   public List<Class<?>> workflowClasses() {
@@ -167,7 +178,11 @@ public final class ReplayGate {
   public Report replay(List<NamedHistory> histories) {
     List<Outcome> outcomes = new ArrayList<>();
     if (histories.isEmpty()) return new Report(outcomes, 0);
-    try (TestWorkflowEnvironment env = TestWorkflowEnvironment.newInstance()) {
+    io.temporal.testing.TestEnvironmentOptions.Builder options = io.temporal.testing.TestEnvironmentOptions.newBuilder();
+    if (dataConverter != null) {
+      options.setWorkflowClientOptions(WorkflowClientOptions.newBuilder().setDataConverter(dataConverter).build());
+    }
+    try (TestWorkflowEnvironment env = TestWorkflowEnvironment.newInstance(options.build())) {
       Worker worker = env.newWorker("flashsale-replay-gate",
           WorkerOptions.newBuilder().setDefaultDeadlockDetectionTimeout(REPLAY_DEADLOCK_TIMEOUT_MS).build());
       worker.registerWorkflowImplementationTypes(workflowClasses.toArray(new Class<?>[0]));
