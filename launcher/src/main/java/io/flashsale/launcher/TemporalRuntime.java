@@ -144,6 +144,21 @@ public final class TemporalRuntime implements Managed {
   }
 
   /**
+   * The reconcile workflow and its activity on their own task queue (docs/DESIGN.md §Reconciliation
+   * on a schedule): one report at a time per worker.
+   */
+  public void registerReconcileWorker(io.flashsale.workflows.ReconcileActivities activities) {
+    Worker worker = workers.newWorker(io.flashsale.workflows.ReconcileWorkflow.TASK_QUEUE,
+        io.temporal.worker.WorkerOptions.newBuilder()
+            .setMaxConcurrentActivityExecutionSize(1)
+            .setMaxConcurrentActivityTaskPollers(1)
+            .setMaxConcurrentWorkflowTaskPollers(2)
+            .build());
+    worker.registerWorkflowImplementationTypes(io.flashsale.workflows.ReconcileWorkflowImpl.class);
+    worker.registerActivitiesImplementations(activities);
+  }
+
+  /**
    * Worker sizing, chosen together with the pool: at most {@code activitySlots} activities run at
    * once (0: twice the pool, since channel calls hold no connection), so the pool is never asked
    * for much more than it has; the pool's connection timeout ends a wait before the activity
