@@ -90,6 +90,20 @@ class X28ReconcileScheduleTest {
     ev.check(repairResult[0].clean() && repairResult[0].findings().isEmpty(),
         "after the repair the run's report has no finding");
     ev.check(action.getWorkflowId().startsWith(ReconcileWorkflow.SCHEDULE_ID), "the run belongs to the schedule");
+    ev.equal(ReconcileResult.REPAIRED, run.getTypedSearchAttributes().get(ReconcileWorkflow.OUTCOME),
+        "the run's search attribute ReconcileOutcome says REPAIRED");
+    String[] listed = {""};
+    boolean found = stack.within(() -> {
+      try {
+        listed[0] = TemporalCliProcess.run(stack, "workflow", "list", "--query", "ReconcileOutcome=\"REPAIRED\"")
+            .output();
+        return listed[0].contains(action.getWorkflowId());
+      } catch (Exception e) {
+        return false;
+      }
+    }, 15_000);
+    ev.note("temporal workflow list --query 'ReconcileOutcome=\"REPAIRED\"':\n" + listed[0]);
+    ev.check(found, "the CLI lists the repairing run by its ReconcileOutcome");
 
     TemporalCliProcess.Result cli = TemporalCliProcess.run(stack, "schedule", "describe", "--schedule-id",
         ReconcileWorkflow.SCHEDULE_ID);

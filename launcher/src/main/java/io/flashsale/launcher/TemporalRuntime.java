@@ -175,10 +175,11 @@ public final class TemporalRuntime implements Managed {
         .build();
   }
 
-  /** The custom search attributes the workflow sets, all Keyword. */
+  /** The custom search attributes the workflows set, all Keyword. */
   public static final java.util.List<String> SEARCH_ATTRIBUTES = java.util.List.of(
       OrderWorkflow.ORDER_ID.getName(), OrderWorkflow.ORDER_STATUS.getName(),
-      OrderWorkflow.SKU.getName(), OrderWorkflow.TENANT.getName(), OrderWorkflow.ORDER_ATTENTION.getName());
+      OrderWorkflow.SKU.getName(), OrderWorkflow.TENANT.getName(), OrderWorkflow.ORDER_ATTENTION.getName(),
+      io.flashsale.workflows.ReconcileWorkflow.OUTCOME.getName());
 
   /**
    * Registers the custom search attributes the workflow upserts, on any engine that lacks them.

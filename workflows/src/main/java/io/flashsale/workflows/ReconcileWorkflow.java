@@ -1,5 +1,6 @@
 package io.flashsale.workflows;
 
+import io.temporal.common.SearchAttributeKey;
 import io.temporal.workflow.WorkflowInterface;
 import io.temporal.workflow.WorkflowMethod;
 
@@ -14,6 +15,11 @@ public interface ReconcileWorkflow {
   String SCHEDULE_ID = "flashsale-reconcile";
   /** Its own task queue: a reconciliation never waits behind a sale's order tasks, nor delays them. */
   String TASK_QUEUE = "flashsale-reconcile";
+  /**
+   * A finished run's outcome (CLEAN, REPAIRED, FINDINGS) as a Keyword search attribute, so a
+   * listing finds the runs that found something: {@code ReconcileOutcome="FINDINGS"}.
+   */
+  SearchAttributeKey<String> OUTCOME = SearchAttributeKey.forKeyword("ReconcileOutcome");
   /** Memo keys of a finished run: its outcome, how many orders it repaired, its findings by kind, the summary line. */
   String MEMO_OUTCOME = "outcome";
   String MEMO_REPAIRED = "repaired";

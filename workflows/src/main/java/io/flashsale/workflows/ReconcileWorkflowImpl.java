@@ -7,7 +7,7 @@ import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-/** Runs the activity once (retried a few times) and writes its outcome into the memo. */
+/** Runs the activity once (retried a few times) and writes its outcome into the memo and a search attribute. */
 public class ReconcileWorkflowImpl implements ReconcileWorkflow {
   /**
    * A report reads every order and the channel's whole ledger: minutes on a big table. Three
@@ -29,6 +29,7 @@ public class ReconcileWorkflowImpl implements ReconcileWorkflow {
     memo.put(MEMO_FINDINGS, result.findings());
     memo.put(MEMO_SUMMARY, result.summary());
     Workflow.upsertMemo(memo);
+    Workflow.upsertTypedSearchAttributes(OUTCOME.valueSet(result.outcome()));
     return result;
   }
 }
