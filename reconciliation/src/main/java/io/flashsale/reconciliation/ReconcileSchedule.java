@@ -101,11 +101,17 @@ public final class ReconcileSchedule {
         && Objects.equals(h.getWorkflowId(), w.getWorkflowId())
         && Objects.equals(h.getTaskQueue(), w.getTaskQueue())
         && Objects.equals(h.getWorkflowRunTimeout(), w.getWorkflowRunTimeout())
-        && have.getSpec().getIntervals().size() == 1
+        && have.getSpec() != null && size(have.getSpec().getIntervals()) == 1
         && Objects.equals(have.getSpec().getIntervals().get(0).getEvery(), want.getSpec().getIntervals().get(0).getEvery())
-        && have.getSpec().getCalendars().isEmpty() && have.getSpec().getCronExpressions().isEmpty()
-        && have.getPolicy().getOverlap() == want.getPolicy().getOverlap()
+        && Objects.equals(have.getSpec().getIntervals().get(0).getOffset(), want.getSpec().getIntervals().get(0).getOffset())
+        && size(have.getSpec().getCalendars()) == 0 && size(have.getSpec().getCronExpressions()) == 0
+        && have.getPolicy() != null && have.getPolicy().getOverlap() == want.getPolicy().getOverlap()
         && Objects.equals(have.getPolicy().getCatchupWindow(), want.getPolicy().getCatchupWindow());
+  }
+
+  /** A list the SDK leaves null when it was never set (a schedule built here) or empty (one described). */
+  private static int size(List<?> list) {
+    return list == null ? 0 : list.size();
   }
 
   /** One action now, under the schedule's own overlap policy (skipped while a run is running). */
