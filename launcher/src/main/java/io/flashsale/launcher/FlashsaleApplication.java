@@ -292,7 +292,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
           return;
         }
         var change = schedule.ensure(every);
-        log.info("reconcile schedule {} every {} (overlap SKIP): {}", id, every, change);
+        log.info("reconcile schedule {} every {} (overlap SKIP): {}", id, cfg.reconciliation.scheduleEvery, change);
       }
     });
   }
