@@ -103,10 +103,15 @@ public final class ReconcileSchedule {
         && Objects.equals(h.getWorkflowRunTimeout(), w.getWorkflowRunTimeout())
         && have.getSpec() != null && size(have.getSpec().getIntervals()) == 1
         && Objects.equals(have.getSpec().getIntervals().get(0).getEvery(), want.getSpec().getIntervals().get(0).getEvery())
-        && Objects.equals(have.getSpec().getIntervals().get(0).getOffset(), want.getSpec().getIntervals().get(0).getOffset())
+        && offset(have.getSpec().getIntervals().get(0)).equals(offset(want.getSpec().getIntervals().get(0)))
         && size(have.getSpec().getCalendars()) == 0 && size(have.getSpec().getCronExpressions()) == 0
         && have.getPolicy() != null && have.getPolicy().getOverlap() == want.getPolicy().getOverlap()
         && Objects.equals(have.getPolicy().getCatchupWindow(), want.getPolicy().getCatchupWindow());
+  }
+
+  /** The interval's phase: null when built here, zero when described. */
+  private static Duration offset(ScheduleIntervalSpec interval) {
+    return interval.getOffset() == null ? Duration.ZERO : interval.getOffset();
   }
 
   /** A list the SDK leaves null when it was never set (a schedule built here) or empty (one described). */

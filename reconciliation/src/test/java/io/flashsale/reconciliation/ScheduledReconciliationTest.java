@@ -42,6 +42,13 @@ class ScheduledReconciliationTest {
     Schedule want = ReconcileSchedule.desired(Duration.ofMinutes(5));
     assertTrue(ReconcileSchedule.agrees(ReconcileSchedule.desired(Duration.ofMinutes(5)), want));
     assertFalse(ReconcileSchedule.agrees(ReconcileSchedule.desired(Duration.ofMinutes(1)), want));
+    // as described by the engine: the phase is zero, not absent
+    assertTrue(ReconcileSchedule.agrees(Schedule.newBuilder(want).setSpec(ScheduleSpec.newBuilder(want.getSpec())
+        .setIntervals(List.of(new io.temporal.client.schedules.ScheduleIntervalSpec(Duration.ofMinutes(5),
+            Duration.ZERO))).build()).build(), want));
+    assertFalse(ReconcileSchedule.agrees(Schedule.newBuilder(want).setSpec(ScheduleSpec.newBuilder(want.getSpec())
+        .setIntervals(List.of(new io.temporal.client.schedules.ScheduleIntervalSpec(Duration.ofMinutes(5),
+            Duration.ofSeconds(30)))).build()).build(), want), "another phase is brought back");
     assertFalse(ReconcileSchedule.agrees(Schedule.newBuilder(want)
         .setPolicy(SchedulePolicy.newBuilder(want.getPolicy())
             .setOverlap(ScheduleOverlapPolicy.SCHEDULE_OVERLAP_POLICY_ALLOW_ALL).build())
