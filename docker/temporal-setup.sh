@@ -49,8 +49,9 @@ register OrderStatus Keyword
 register Sku Keyword
 register Tenant Keyword
 register OrderAttention Keyword
+register ReconcileOutcome Keyword
 
-for name in OrderId OrderStatus Sku Tenant OrderAttention; do
+for name in OrderId OrderStatus Sku Tenant OrderAttention ReconcileOutcome; do
   wait_for "search attribute $name to be listed" listed "$name"
 done
-echo "temporal-setup: search attributes OrderId, OrderStatus, Sku, Tenant, OrderAttention registered in namespace $NAMESPACE"
+echo "temporal-setup: search attributes OrderId, OrderStatus, Sku, Tenant, OrderAttention, ReconcileOutcome registered in namespace $NAMESPACE"

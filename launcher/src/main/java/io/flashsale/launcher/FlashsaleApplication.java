@@ -253,6 +253,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
         new RestApi.Services(db, orders, tokens, channels, temporal.service(), reconciler, audit, repair,
             stockView, principalView, () -> safeguards.on(Safeguards.Safeguard.TRANSITION_PRECONDITION)));
     registerCodecEndpoint(env, cfg, stack);
+    reconcileSchedule(cfg, env, temporal, inMemory, reconciler, repair);
 
     // the postmaster itself: down at once when it dies (the pool's check waits out its connection timeout)
     if (stack != null) env.healthChecks().register("postgresql-process", stack.postgresProcessCheck());
@@ -265,6 +266,46 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     env.lifecycle().addServerLifecycleListener(server -> {
       exit.serverStarted(server);
       banner(cfg, shown, shownEngine, shownTarget, apiPort, adminPort);
+    });
+  }
+
+  /**
+   * Reconciliation with orphan repair on a Temporal Schedule (docs/DESIGN.md §Reconciliation on a
+   * schedule): a worker hosts its workflow and activity; an instance with an interval creates or
+   * updates the schedule once the worker runs; the admin task triggers it.
+   */
+  private static void reconcileSchedule(FlashsaleConfiguration cfg, Environment env, TemporalRuntime temporal,
+      boolean inMemory, Reconciler reconciler, io.flashsale.reconciliation.OrphanRepair repair) {
+    java.time.Duration every = cfg.reconciliation.interval();
+    if (inMemory) {
+      // the in-memory engine (the SDK's test server) implements no schedules
+      if (every != null) log.info("reconcile schedule off: the in-memory engine has no schedules"
+          + " (POST /tasks/reconcile?repair=true reconciles on demand)");
+      env.admin().addTask(new io.flashsale.api.tasks.TriggerReconcileScheduleTask(null,
+          "the in-memory engine has no schedules"));
+      return;
+    }
+    if (cfg.worker) {
+      temporal.registerReconcileWorker(new io.flashsale.reconciliation.ScheduledReconciliation(reconciler,
+          () -> new WorkflowAudit(temporal.service(), temporal.client(), cfg.temporal.namespace), repair));
+    }
+    io.flashsale.reconciliation.ReconcileSchedule schedule =
+        new io.flashsale.reconciliation.ReconcileSchedule(temporal.client());
+    env.admin().addTask(new io.flashsale.api.tasks.TriggerReconcileScheduleTask(schedule, null));
+    env.lifecycle().manage(new Managed() {
+      @Override
+      public void start() {
+        String id = io.flashsale.workflows.ReconcileWorkflow.SCHEDULE_ID;
+        if (every == null) {
+          if (schedule.exists()) {
+            log.info("reconciliation.scheduleEvery is 0: schedule {} exists and stays as it is"
+                + " (temporal schedule toggle --pause / delete --schedule-id {})", id, id);
+          }
+          return;
+        }
+        var change = schedule.ensure(every);
+        log.info("reconcile schedule {} every {} (overlap SKIP): {}", id, cfg.reconciliation.scheduleEvery, change);
+      }
     });
   }
 

@@ -83,6 +83,7 @@ public class FlashsaleConfiguration extends Configuration {
   public Duration eventStreamHeartbeat = Duration.seconds(15);
   @Valid @NotNull @JsonProperty public RelaySettings relay = new RelaySettings();
   @Valid @NotNull @JsonProperty public ConsumerSettings consumer = new ConsumerSettings();
+  @Valid @NotNull @JsonProperty public ReconciliationSettings reconciliation = new ReconciliationSettings();
   /** Run a Temporal worker in this process ... */
   @JsonProperty public boolean worker = true;
   /** ... hosting the order workflows ... */
@@ -344,6 +345,28 @@ public class FlashsaleConfiguration extends Configuration {
     public Duration deliveryTimeout = Duration.seconds(5);
     /** Where events go; empty = the embedded consumer. */
     @JsonProperty public String consumerUrl = "";
+  }
+
+  /** Reconciliation with orphan repair on a Temporal Schedule (docs/DESIGN.md §Reconciliation on a schedule). */
+  public static class ReconciliationSettings {
+    /**
+     * Interval of the schedule {@code flashsale-reconcile} (overlap SKIP); a worker instance creates
+     * it at start or brings it to this interval. 0 = this instance leaves the engine's schedule as
+     * it is (none is created; an existing one is paused or deleted with the temporal CLI).
+     */
+    @NotNull @JsonProperty public Duration scheduleEvery = Duration.seconds(0);
+
+    @JsonIgnore
+    @ValidationMethod(message = "reconciliation.scheduleEvery must be 0 (off) or at least 1 second")
+    public boolean isScheduleEveryValid() {
+      return scheduleEvery == null || scheduleEvery.toNanoseconds() == 0 || scheduleEvery.toSeconds() >= 1;
+    }
+
+    /** The interval, or null when off. */
+    @JsonIgnore
+    public java.time.Duration interval() {
+      return scheduleEvery.toNanoseconds() == 0 ? null : scheduleEvery.toJavaDuration();
+    }
   }
 
   public static class ConsumerSettings {

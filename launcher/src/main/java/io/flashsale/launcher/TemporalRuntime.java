@@ -162,6 +162,21 @@ public final class TemporalRuntime implements Managed {
   }
 
   /**
+   * The reconcile workflow and its activity on their own task queue (docs/DESIGN.md §Reconciliation
+   * on a schedule): one report at a time per worker.
+   */
+  public void registerReconcileWorker(io.flashsale.workflows.ReconcileActivities activities) {
+    Worker worker = workers.newWorker(io.flashsale.workflows.ReconcileWorkflow.TASK_QUEUE,
+        io.temporal.worker.WorkerOptions.newBuilder()
+            .setMaxConcurrentActivityExecutionSize(1)
+            .setMaxConcurrentActivityTaskPollers(1)
+            .setMaxConcurrentWorkflowTaskPollers(2)
+            .build());
+    worker.registerWorkflowImplementationTypes(io.flashsale.workflows.ReconcileWorkflowImpl.class);
+    worker.registerActivitiesImplementations(activities);
+  }
+
+  /**
    * Worker sizing, chosen together with the pool: at most {@code activitySlots} activities run at
    * once (0: twice the pool, since channel calls hold no connection), so the pool is never asked
    * for much more than it has; the pool's connection timeout ends a wait before the activity
@@ -178,10 +193,11 @@ public final class TemporalRuntime implements Managed {
         .build();
   }
 
-  /** The custom search attributes the workflow sets, all Keyword. */
+  /** The custom search attributes the workflows set, all Keyword. */
   public static final java.util.List<String> SEARCH_ATTRIBUTES = java.util.List.of(
       OrderWorkflow.ORDER_ID.getName(), OrderWorkflow.ORDER_STATUS.getName(),
-      OrderWorkflow.SKU.getName(), OrderWorkflow.TENANT.getName(), OrderWorkflow.ORDER_ATTENTION.getName());
+      OrderWorkflow.SKU.getName(), OrderWorkflow.TENANT.getName(), OrderWorkflow.ORDER_ATTENTION.getName(),
+      io.flashsale.workflows.ReconcileWorkflow.OUTCOME.getName());
 
   /**
    * Registers the custom search attributes the workflow upserts, on any engine that lacks them.

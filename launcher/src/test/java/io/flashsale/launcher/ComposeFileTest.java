@@ -176,10 +176,12 @@ class ComposeFileTest {
     assertTrue(setup.contains("temporal operator search-attribute create"), "uses temporal operator search-attribute create");
     Set<String> attributes = new LinkedHashSet<>();
     for (var key : List.of(OrderWorkflow.ORDER_ID, OrderWorkflow.ORDER_STATUS, OrderWorkflow.SKU,
-        OrderWorkflow.TENANT, OrderWorkflow.ORDER_ATTENTION)) {
+        OrderWorkflow.TENANT, OrderWorkflow.ORDER_ATTENTION, io.flashsale.workflows.ReconcileWorkflow.OUTCOME)) {
       attributes.add(key.getName());
     }
-    assertEquals(Set.of("OrderId", "OrderStatus", "Sku", "Tenant", "OrderAttention"), attributes);
+    assertEquals(Set.of("OrderId", "OrderStatus", "Sku", "Tenant", "OrderAttention", "ReconcileOutcome"), attributes);
+    assertEquals(new LinkedHashSet<>(TemporalRuntime.SEARCH_ATTRIBUTES), attributes,
+        "the service registers the same search attributes as temporal-setup");
     for (String attribute : attributes) {
       Pattern keyword = Pattern.compile("(?m)^.*\\b" + Pattern.quote(attribute) + "\\b.*\\bKeyword\\b.*$");
       assertTrue(keyword.matcher(setup).find(), "temporal-setup registers " + attribute + " as Keyword");

@@ -152,6 +152,16 @@ class ConfigurationValidationTest {
   }
 
   @Test
+  void theReconcileScheduleIsOffOrAtLeastASecond() throws Exception {
+    assertEquals(null, load("embedded: true\n").reconciliation.interval(), "off unless configured");
+    assertEquals(java.time.Duration.ofMinutes(5), load("reconciliation:\n  scheduleEvery: 5m\n").reconciliation.interval());
+    assertEquals(null, load("reconciliation:\n  scheduleEvery: 0s\n").reconciliation.interval());
+    refused(ConfigurationValidationException.class, "reconciliation:\n  scheduleEvery: 500ms\n",
+        "reconciliation.scheduleEvery must be 0 (off) or at least 1 second");
+    refused(ConfigurationParsingException.class, "reconciliation:\n  scheduleEvery: 5\n", "reconciliation.scheduleEvery");
+  }
+
+  @Test
   void aRenamedKeyIsRefusedPointingAtItsNewName() {
     String message = refused(ConfigurationParsingException.class, "orders:\n  reservationTtlMs: 60000\n",
         "orders.reservationTtlMs");

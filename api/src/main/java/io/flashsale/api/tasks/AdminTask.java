@@ -32,6 +32,11 @@ public abstract class AdminTask extends Task {
 
   protected abstract void run(TaskParams params, PrintWriter out) throws Exception;
 
+  /** The status of a task's success: 200, or e.g. 202 for a task that hands its work on. */
+  protected int successStatus() {
+    return 200;
+  }
+
   @Override
   public final void execute(Map<String, List<String>> params, PrintWriter out) throws Exception {
     StringWriter buffer = new StringWriter();
@@ -50,6 +55,7 @@ public abstract class AdminTask extends Task {
       out.println(JSON.writeValueAsString(problem(500, "INTERNAL", "internal error, id " + id, null)));
       return;
     }
+    if (successStatus() != 200 && out instanceof TaskErrors.StatusWriter answer) answer.successStatus(successStatus());
     out.print(buffer);
   }
 

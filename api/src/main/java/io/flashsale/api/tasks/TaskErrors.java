@@ -34,10 +34,21 @@ public final class TaskErrors implements Filter {
   /** The task's output, which can also set the response's status. */
   public static final class StatusWriter extends PrintWriter {
     private final IntConsumer status;
+    private final IntConsumer successStatus;
 
     public StatusWriter(Writer out, IntConsumer status) {
+      this(out, status, code -> { });
+    }
+
+    public StatusWriter(Writer out, IntConsumer status, IntConsumer successStatus) {
       super(out);
       this.status = status;
+      this.successStatus = successStatus;
+    }
+
+    /** A success other than 200 (202 for work handed on), with the task's own body. */
+    void successStatus(int code) {
+      successStatus.accept(code);
     }
 
     /** An error answer: this status, a problem detail body. */
@@ -80,7 +91,7 @@ public final class TaskErrors implements Filter {
         writer = new StatusWriter(super.getWriter(), code -> {
           setStatus(code);
           setContentType(Problem.MEDIA_TYPE);
-        });
+        }, this::setStatus);
       }
       return writer;
     }

@@ -140,6 +140,21 @@ class AdminTaskTest {
   }
 
   @Test
+  void theScheduleTriggerIsOffWithoutASchedule() throws Exception {
+    StringWriter body = new StringWriter();
+    int[] status = {200};
+    TaskErrors.StatusWriter out = new TaskErrors.StatusWriter(body, s -> status[0] = s);
+    new TriggerReconcileScheduleTask(null, "the in-memory engine has no schedules").execute(Map.of(), out);
+    out.flush();
+    assertEquals(409, status[0]);
+    JsonNode json = JSON.readTree(body.toString());
+    assertEquals("SCHEDULE_OFF", json.path("code").asText());
+    assertTrue(json.path("detail").asText().contains("in-memory engine"), body.toString());
+    assertRefused(400, "UNKNOWN_PARAMETER", "repair",
+        refused(new TriggerReconcileScheduleTask(null, "off"), "repair", "true"));
+  }
+
+  @Test
   void throughTheFilterAnUnexpectedFailureIsAProblem500WithoutDetails() throws Exception {
     StringWriter body = new StringWriter();
     int[] status = {200};
