@@ -43,6 +43,13 @@ public final class Cluster implements AutoCloseable {
       + ", its SQL tool and the UI server " + UI_SERVER_VERSION + " into .tools/cluster)";
   public static final String NAMESPACE = "default";
   public static final String RETENTION = "72h";
+  /** The files docker/compose.yaml mounts into its Temporal containers, relative to the project. */
+  public static final String SERVER_CONFIG_DIR = "docker/temporal/config";
+  public static final String SERVER_CONFIG_ENV = "flashsale";
+  public static final String DYNAMIC_CONFIG = "docker/temporal/dynamicconfig.yaml";
+  public static final String SCHEMA_SCRIPT = "docker/temporal/setup-schema.sh";
+  public static final String SETUP_SCRIPT = "docker/temporal-setup.sh";
+  public static final String UI_CONFIG_DIR = "docker/temporal/ui";
   private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
 
   /**
@@ -117,22 +124,22 @@ public final class Cluster implements AutoCloseable {
     step("PostgreSQL for Temporal on 127.0.0.1:" + postgres.port() + ", databases temporal and temporal_visibility", t0);
 
     Map<String, String> env = serverEnvironment(temporalPort, postgres.port(), password);
-    env.put("TEMPORAL_DYNAMIC_CONFIG_FILE", settings.home().resolve("docker/temporal/dynamicconfig.yaml").toString());
+    env.put("TEMPORAL_DYNAMIC_CONFIG_FILE", settings.home().resolve(DYNAMIC_CONFIG).toString());
     Path schemaMark = data.resolve("temporal-postgres-schema-" + SERVER_VERSION);
     if (!Files.exists(schemaMark)) {
       Map<String, String> schemaEnv = new LinkedHashMap<>(env);
       schemaEnv.put("SQL_TOOL", bin.sqlTool().toString());
       schemaEnv.put("SCHEMA_DIR", bin.schemaDir().toString());
-      run(List.of("sh", settings.home().resolve("docker/temporal/setup-schema.sh").toString()), schemaEnv,
+      run(List.of("sh", settings.home().resolve(SCHEMA_SCRIPT).toString()), schemaEnv,
           logs.resolve("temporal-schema.log"), Duration.ofSeconds(120), "the Temporal schema setup");
       Files.writeString(schemaMark, "schemas of " + SERVER_VERSION + " applied\n");
-      step("Temporal schemas set up with the SQL tool (docker/temporal/setup-schema.sh)", t0);
+      step("Temporal schemas set up with the SQL tool (" + SCHEMA_SCRIPT + ")", t0);
     } else {
       step("Temporal schemas of " + SERVER_VERSION + " already set up (" + schemaMark.getFileName() + ")", t0);
     }
 
     started.push(Child.start("Temporal server", List.of(bin.server().toString(), "--root", settings.home().toString(),
-        "--config", "docker/temporal/config", "--env", "flashsale", "--allow-no-auth", "start"), env,
+        "--config", SERVER_CONFIG_DIR, "--env", SERVER_CONFIG_ENV, "--allow-no-auth", "start"), env,
         logs.resolve("temporal-server.log")));
     Child server = (Child) started.peek();
     String address = "127.0.0.1:" + temporalPort;
@@ -145,9 +152,9 @@ public final class Cluster implements AutoCloseable {
     setupEnv.put("TEMPORAL_ADDRESS", address);
     setupEnv.put("TEMPORAL_NAMESPACE", NAMESPACE);
     setupEnv.put("TEMPORAL_NAMESPACE_RETENTION", RETENTION);
-    run(List.of("sh", settings.home().resolve("docker/temporal-setup.sh").toString()), setupEnv,
+    run(List.of("sh", settings.home().resolve(SETUP_SCRIPT).toString()), setupEnv,
         logs.resolve("temporal-setup.log"), Duration.ofSeconds(200), "the namespace and search attribute setup");
-    step("namespace " + NAMESPACE + " (retention " + RETENTION + ") and search attributes (docker/temporal-setup.sh)", t0);
+    step("namespace " + NAMESPACE + " (retention " + RETENTION + ") and search attributes (" + SETUP_SCRIPT + ")", t0);
 
     Map<String, String> uiEnv = new LinkedHashMap<>();
     uiEnv.put("TEMPORAL_ADDRESS", address);
@@ -155,7 +162,7 @@ public final class Cluster implements AutoCloseable {
     uiEnv.put("TEMPORAL_DEFAULT_NAMESPACE", NAMESPACE);
     uiEnv.put("TEMPORAL_DISABLE_WRITE_ACTIONS", System.getenv().getOrDefault("TEMPORAL_UI_DISABLE_WRITE_ACTIONS", "true"));
     started.push(Child.start("Web UI server", List.of(bin.uiServer().toString(), "--root", settings.home().toString(),
-        "--config", "docker/temporal/ui", "--env", "flashsale", "start"), uiEnv, logs.resolve("ui-server.log")));
+        "--config", UI_CONFIG_DIR, "--env", SERVER_CONFIG_ENV, "start"), uiEnv, logs.resolve("ui-server.log")));
     Child ui = (Child) started.peek();
     awaitTrue(() -> ui.alive() && httpOk("http://127.0.0.1:" + uiPort + "/"), "the Web UI on port " + uiPort, ui);
     step("Web UI server " + UI_SERVER_VERSION + " on " + webUi() + " (pid " + ui.pid() + ")", t0);
