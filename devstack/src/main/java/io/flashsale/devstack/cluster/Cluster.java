@@ -460,10 +460,14 @@ public final class Cluster implements AutoCloseable {
     }
   }
 
-  /** A frontend port whose offsets (see {@link #serverEnvironment}) are all free too. */
+  /**
+   * A frontend port whose offsets (see {@link #serverEnvironment}) are all free too, below 32 768:
+   * the server stores its membership port in a PostgreSQL smallint (a higher one stops it at start),
+   * and that range is also below Linux's ephemeral ports.
+   */
   private static int freeServerPorts() throws IOException {
     for (int attempt = 0; attempt < 50; attempt++) {
-      int base = 20000 + new SecureRandom().nextInt(20000);
+      int base = 20000 + new SecureRandom().nextInt(12000);
       boolean free = true;
       for (int offset : new int[] {0, 1, 2, 6, 10, 20, 21, 22, 26, 30}) {
         try (ServerSocket s = new ServerSocket(base + offset, 0, java.net.InetAddress.getLoopbackAddress())) {
