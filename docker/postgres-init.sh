@@ -3,7 +3,7 @@
 # with an empty data directory (the postgresql-data volume). Creates
 #   flashsale            role + database of the app (production.example.yml: database.user / url)
 #   temporal             role owning temporal and temporal_visibility (Temporal's persistence and
-#                        visibility stores; the temporal service creates the schemas in them)
+#                        visibility stores; the temporal-schema service creates the schemas in them)
 # The passwords come from the environment of the postgresql service. Changing them later needs
 # ALTER ROLE by hand (or a new volume): this script does not run again.
 # The official image sources this file when it is not executable: no `set -u`, no `exit`.

@@ -1,12 +1,13 @@
 #!/bin/sh
-# One-shot of the temporal-setup service (temporalio/admin-tools): waits until the Temporal
-# frontend answers and the namespace exists (the temporal service's auto-setup creates it), then
-# registers the custom search attributes the order workflow upserts, all Keyword, and checks they
+# One-shot of the temporal-setup service (temporalio/admin-tools), and the same step of
+# ./flashsale cluster: waits until the Temporal frontend answers, creates the namespace (retention
+# TEMPORAL_NAMESPACE_RETENTION, 72h) unless it exists, then registers the custom search attributes the order workflow upserts, all Keyword, and checks they
 # are listed. An order workflow that upserts an unregistered attribute fails its workflow tasks,
 # so the api and the workers start only after this has exited 0. Safe to run again.
 set -eu
 ADDRESS=${TEMPORAL_ADDRESS:-temporal:7233}
 NAMESPACE=${TEMPORAL_NAMESPACE:-default}
+RETENTION=${TEMPORAL_NAMESPACE_RETENTION:-72h}
 ATTEMPTS=${SETUP_ATTEMPTS:-90}
 
 wait_for() { # wait_for WHAT COMMAND...
@@ -39,6 +40,12 @@ register() { # register NAME TYPE
 }
 
 wait_for "Temporal at $ADDRESS" temporal operator cluster health --address "$ADDRESS"
+if temporal operator namespace describe --address "$ADDRESS" --namespace "$NAMESPACE" >/dev/null 2>&1; then
+  echo "temporal-setup: namespace $NAMESPACE exists"
+else
+  temporal operator namespace create --address "$ADDRESS" --namespace "$NAMESPACE" --retention "$RETENTION"
+  echo "temporal-setup: created namespace $NAMESPACE (retention $RETENTION)"
+fi
 wait_for "namespace $NAMESPACE" temporal operator namespace describe --address "$ADDRESS" --namespace "$NAMESPACE"
 # a namespace just created is served once the frontend's namespace cache has it
 wait_for "search attributes of $NAMESPACE" \

@@ -57,7 +57,7 @@ class ComposeFileTest {
       Pattern.compile("\\$\\$|\\$\\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?])([^}]*))?}");
   /** What Dropwizard's substitutor replaces in the configuration: ${NAME} and ${NAME:-default}. */
   private static final Pattern CONFIG_VAR = Pattern.compile("\\$\\{([A-Za-z_][A-Za-z0-9_]*)(:-[^}]*)?}");
-  private static final Set<String> REQUIRED_SERVICES = Set.of("postgresql", "temporal", "temporal-setup",
+  private static final Set<String> REQUIRED_SERVICES = Set.of("postgresql", "temporal-schema", "temporal", "temporal-setup",
       "temporal-ui", "channel-stub", "api", "worker-1", "worker-2");
 
   private static Map<String, Object> services;
@@ -147,12 +147,22 @@ class ComposeFileTest {
     assertTrue(major(postgres.tag()) >= 12, "the postgres12 driver needs PostgreSQL 12 or later: " + postgres);
 
     ImageRef temporal = ImageRef.parse(image("temporal"));
-    assertTrue(Set.of("temporalio/auto-setup", "temporalio/server").contains(temporal.repository()),
-        "temporal: temporalio/auto-setup or temporalio/server, found " + temporal);
+    assertEquals("temporalio/server", temporal.repository(),
+        "the plain server image with the configuration files ./flashsale cluster reads too, not auto-setup");
     Map<String, String> temporalEnv = environment("temporal");
-    assertEquals("postgres12", temporalEnv.get("DB"), "Temporal persistence through the postgres12 driver");
-    assertTrue(services.containsKey(temporalEnv.get("POSTGRES_SEEDS")), "POSTGRES_SEEDS names a compose service");
-    assertDependsOn("temporal", temporalEnv.get("POSTGRES_SEEDS"), "service_healthy");
+    String dbHost = temporalEnv.get("TEMPORAL_DB_HOST");
+    assertTrue(services.containsKey(dbHost), "TEMPORAL_DB_HOST names a compose service: " + dbHost);
+    assertEquals("postgres", ImageRef.parse(image(dbHost)).repository(), "Temporal's database is PostgreSQL");
+    assertTrue(containerPorts(dbHost).contains(Integer.parseInt(temporalEnv.get("TEMPORAL_DB_PORT"))),
+        dbHost + " exposes TEMPORAL_DB_PORT");
+    // the schemas first (a one-shot on a healthy PostgreSQL), then the server
+    assertDependsOn("temporal-schema", dbHost, "service_healthy");
+    assertDependsOn("temporal", "temporal-schema", "service_completed_successfully");
+    assertEquals(databaseSettings(temporalEnv), databaseSettings(environment("temporal-schema")),
+        "temporal-schema reaches the database as the server does (TEMPORAL_DB_*)");
+    ImageRef schema = ImageRef.parse(image("temporal-schema"));
+    assertEquals("temporalio/admin-tools", schema.repository());
+    assertTrue(schema.tag().startsWith(temporal.tag()), "the SQL tool of the server's release: " + schema);
 
     ImageRef setup = ImageRef.parse(image("temporal-setup"));
     assertEquals("temporalio/admin-tools", setup.repository());
@@ -267,7 +277,7 @@ class ComposeFileTest {
     assertTrue(services.containsKey(target[0]), "temporal.target host is a compose service: " + target[0]);
     assertTrue(containerPorts(target[0]).contains(Integer.parseInt(target[1])),
         target[0] + " exposes " + target[1]);
-    assertEquals(config("temporal", "target"), environment("temporal").get("TEMPORAL_ADDRESS"));
+    assertEquals(target[1], environment("temporal").get("TEMPORAL_FRONTEND_PORT"), "the frontend listens on temporal.target's port");
 
     String url = config("database", "url");
     assertTrue(url.startsWith("jdbc:postgresql://"), url);
@@ -283,7 +293,7 @@ class ComposeFileTest {
         "postgres init creates role " + user);
     assertTrue(Pattern.compile("CREATE DATABASE " + Pattern.quote(database) + " OWNER " + Pattern.quote(user) + "\\b")
         .matcher(init).find(), "postgres init creates database " + database + " owned by " + user);
-    assertEquals(environment("temporal").get("POSTGRES_USER"),
+    assertEquals(environment("temporal").get("TEMPORAL_DB_USER"),
         matchOrFail(init, "CREATE DATABASE temporal OWNER (\\w+)"), "Temporal's databases belong to its role");
 
     assertEquals("${FLASHSALE_CHANNEL_URL}", config("channel", "baseUrl"),
@@ -474,6 +484,13 @@ class ComposeFileTest {
       m.forEach((k, v) -> out.put(String.valueOf(k),
           v instanceof Map<?, ?> c && c.get("condition") != null ? String.valueOf(c.get("condition")) : "service_started"));
     }
+    return out;
+  }
+
+  /** The TEMPORAL_DB_* variables of a service's environment. */
+  private static Map<String, String> databaseSettings(Map<String, String> env) {
+    Map<String, String> out = new LinkedHashMap<>(env);
+    out.keySet().removeIf(k -> !k.startsWith("TEMPORAL_DB_"));
     return out;
   }
 

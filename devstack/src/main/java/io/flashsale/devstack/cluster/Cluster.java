@@ -1,0 +1,484 @@
+package io.flashsale.devstack.cluster;
+
+import io.flashsale.devstack.SupervisedPostgres;
+import io.flashsale.devstack.TemporalCli;
+import java.io.IOException;
+import java.net.HttpURLConnection;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The production shape on one machine (docs/DESIGN.md §The production shape on one machine): a
+ * PostgreSQL for Temporal (zonky's binaries, supervised), the Temporal server (PostgreSQL
+ * persistence, SQL visibility), the Web UI server and the service, each a child process in its own
+ * process group, from the binaries of {@code ./flashsale install-cluster} and the same
+ * configuration files docker/compose.yaml mounts (docker/temporal/...). Stopped in reverse order.
+ */
+public final class Cluster implements AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(Cluster.class);
+  /** The server and UI versions {@code ./flashsale install-cluster} pins (the ones the pinned CLI carries). */
+  public static final String SERVER_VERSION = "v1.29.1";
+  public static final String UI_SERVER_VERSION = "v2.42.1";
+  public static final String INSTALL_HINT = "./flashsale install-cluster (builds the Temporal server " + SERVER_VERSION
+      + ", its SQL tool and the UI server " + UI_SERVER_VERSION + " into .tools/cluster)";
+  public static final String NAMESPACE = "default";
+  public static final String RETENTION = "72h";
+  /** The files docker/compose.yaml mounts into its Temporal containers, relative to the project. */
+  public static final String SERVER_CONFIG_DIR = "docker/temporal/config";
+  public static final String SERVER_CONFIG_ENV = "flashsale";
+  public static final String DYNAMIC_CONFIG = "docker/temporal/dynamicconfig.yaml";
+  public static final String SCHEMA_SCRIPT = "docker/temporal/setup-schema.sh";
+  public static final String SETUP_SCRIPT = "docker/temporal-setup.sh";
+  public static final String UI_CONFIG_DIR = "docker/temporal/ui";
+  private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
+
+  /**
+   * Where it keeps its state and which ports it uses; {@code temporalPort} is the frontend, the
+   * server's other services take the next ports (see {@link #serverEnvironment}). Port 0: a free one.
+   */
+  public record Settings(Path home, Path dataDir, int temporalPort, int uiPort, int apiPort, int adminPort,
+      boolean service) {}
+
+  /** The installed pieces, found under {@code <home>/.tools/cluster}. */
+  public record Binaries(Path server, Path sqlTool, Path uiServer, Path schemaDir, Path cli) {
+    public static Binaries find(Path home) {
+      Path dir = home.resolve(".tools/cluster");
+      Binaries b = new Binaries(dir.resolve("temporal-server"), dir.resolve("temporal-sql-tool"),
+          dir.resolve("ui-server"), dir.resolve("schema-" + SERVER_VERSION),
+          TemporalCli.find(null).orElse(home.resolve(".tools/bin/temporal")));
+      List<String> missing = new ArrayList<>();
+      for (Path p : List.of(b.server, b.sqlTool, b.uiServer, b.cli)) if (!Files.isExecutable(p)) missing.add(p.toString());
+      if (!Files.isDirectory(b.schemaDir.resolve("postgresql/v12/temporal/versioned"))) missing.add(b.schemaDir.toString());
+      if (!missing.isEmpty()) {
+        throw new IllegalStateException("missing " + String.join(", ", missing) + ": install them with " + INSTALL_HINT
+            + " and ./flashsale install-temporal");
+      }
+      return b;
+    }
+  }
+
+  private final Settings settings;
+  private final Consumer<String> progress;
+  private final Deque<AutoCloseable> started = new ArrayDeque<>();
+  private SupervisedPostgres postgres;
+  private int temporalPort;
+  private int uiPort;
+  private int apiPort;
+  private int adminPort;
+  private int channelPort;
+  private int consumerPort;
+
+  private Cluster(Settings settings, Consumer<String> progress) {
+    this.settings = settings;
+    this.progress = progress;
+  }
+
+  /** Starts every piece, or stops what it started and throws; each step is told to {@code progress}. */
+  public static Cluster start(Settings settings, Consumer<String> progress) throws IOException {
+    Cluster c = new Cluster(settings, progress);
+    try {
+      c.startAll(Binaries.find(settings.home()));
+      return c;
+    } catch (IOException | RuntimeException e) {
+      c.close();
+      throw e;
+    }
+  }
+
+  private void startAll(Binaries bin) throws IOException {
+    Path data = settings.dataDir().toAbsolutePath();
+    Path logs = data.resolve("logs");
+    Files.createDirectories(logs);
+    temporalPort = settings.temporalPort() > 0 ? settings.temporalPort() : freeServerPorts();
+    uiPort = settings.uiPort() > 0 ? settings.uiPort() : freePort();
+    apiPort = settings.apiPort() > 0 ? settings.apiPort() : freePort();
+    adminPort = settings.adminPort() > 0 ? settings.adminPort() : freePort();
+    channelPort = freePort();
+    consumerPort = freePort();
+
+    long t0 = System.nanoTime();
+    postgres = SupervisedPostgres.start(new SupervisedPostgres.Settings(data.resolve("temporal-postgres"), 0, true, true));
+    started.push(postgres);
+    String password = localPassword(data.resolve("temporal-db-password"));
+    createDatabases(password);
+    step("PostgreSQL for Temporal on 127.0.0.1:" + postgres.port() + ", databases temporal and temporal_visibility", t0);
+
+    Map<String, String> env = serverEnvironment(temporalPort, postgres.port(), password);
+    env.put("TEMPORAL_DYNAMIC_CONFIG_FILE", settings.home().resolve(DYNAMIC_CONFIG).toString());
+    Path schemaMark = data.resolve("temporal-postgres-schema-" + SERVER_VERSION);
+    if (!Files.exists(schemaMark)) {
+      Map<String, String> schemaEnv = new LinkedHashMap<>(env);
+      schemaEnv.put("SQL_TOOL", bin.sqlTool().toString());
+      schemaEnv.put("SCHEMA_DIR", bin.schemaDir().toString());
+      run(List.of("sh", settings.home().resolve(SCHEMA_SCRIPT).toString()), schemaEnv,
+          logs.resolve("temporal-schema.log"), Duration.ofSeconds(120), "the Temporal schema setup");
+      Files.writeString(schemaMark, "schemas of " + SERVER_VERSION + " applied\n");
+      step("Temporal schemas set up with the SQL tool (" + SCHEMA_SCRIPT + ")", t0);
+    } else {
+      step("Temporal schemas of " + SERVER_VERSION + " already set up (" + schemaMark.getFileName() + ")", t0);
+    }
+
+    started.push(Child.start("Temporal server", List.of(bin.server().toString(), "--root", settings.home().toString(),
+        "--config", SERVER_CONFIG_DIR, "--env", SERVER_CONFIG_ENV, "--allow-no-auth", "start"), env,
+        logs.resolve("temporal-server.log")));
+    Child server = (Child) started.peek();
+    String address = "127.0.0.1:" + temporalPort;
+    awaitTrue(() -> server.alive() && quiet(List.of(bin.cli().toString(), "operator", "cluster", "health",
+        "--address", address)), "the Temporal server to serve on " + address, server);
+    step("Temporal server " + SERVER_VERSION + " serving on " + address + " (pid " + server.pid() + ")", t0);
+
+    Map<String, String> setupEnv = new LinkedHashMap<>();
+    setupEnv.put("PATH", bin.cli().getParent() + ":" + System.getenv().getOrDefault("PATH", "/usr/bin:/bin"));
+    setupEnv.put("TEMPORAL_ADDRESS", address);
+    setupEnv.put("TEMPORAL_NAMESPACE", NAMESPACE);
+    setupEnv.put("TEMPORAL_NAMESPACE_RETENTION", RETENTION);
+    run(List.of("sh", settings.home().resolve(SETUP_SCRIPT).toString()), setupEnv,
+        logs.resolve("temporal-setup.log"), Duration.ofSeconds(200), "the namespace and search attribute setup");
+    step("namespace " + NAMESPACE + " (retention " + RETENTION + ") and search attributes (" + SETUP_SCRIPT + ")", t0);
+
+    Map<String, String> uiEnv = new LinkedHashMap<>();
+    uiEnv.put("TEMPORAL_ADDRESS", address);
+    uiEnv.put("TEMPORAL_UI_PORT", String.valueOf(uiPort));
+    uiEnv.put("TEMPORAL_DEFAULT_NAMESPACE", NAMESPACE);
+    uiEnv.put("TEMPORAL_DISABLE_WRITE_ACTIONS", System.getenv().getOrDefault("TEMPORAL_UI_DISABLE_WRITE_ACTIONS", "true"));
+    started.push(Child.start("Web UI server", List.of(bin.uiServer().toString(), "--root", settings.home().toString(),
+        "--config", UI_CONFIG_DIR, "--env", SERVER_CONFIG_ENV, "start"), uiEnv, logs.resolve("ui-server.log")));
+    Child ui = (Child) started.peek();
+    awaitTrue(() -> ui.alive() && httpOk("http://127.0.0.1:" + uiPort + "/"), "the Web UI on port " + uiPort, ui);
+    step("Web UI server " + UI_SERVER_VERSION + " on " + webUi() + " (pid " + ui.pid() + ")", t0);
+
+    if (settings.service()) {
+      started.push(Child.start("flashsale service", serviceCommand(address, data.resolve("service")), Map.of(),
+          logs.resolve("service.log")));
+      Child service = (Child) started.peek();
+      awaitTrue(() -> service.alive() && httpOk("http://127.0.0.1:" + adminPort + "/healthcheck"),
+          "the service's health check on port " + adminPort, service);
+      step("service (API and workers, engine external) on " + api() + " (pid " + service.pid() + ")", t0);
+    }
+  }
+
+  /**
+   * What docker/temporal/config/flashsale.yaml reads: the database, and the server's ports from the
+   * frontend's on (history +1, matching +2, worker +6, HTTP +10; membership: the same offsets from +20).
+   */
+  static Map<String, String> serverEnvironment(int frontendPort, int dbPort, String password) {
+    Map<String, String> env = new LinkedHashMap<>();
+    env.put("TEMPORAL_DB_HOST", "127.0.0.1");
+    env.put("TEMPORAL_DB_PORT", String.valueOf(dbPort));
+    env.put("TEMPORAL_DB_USER", "temporal");
+    env.put("TEMPORAL_DB_PASSWORD", password);
+    env.put("TEMPORAL_BIND_IP", "127.0.0.1");
+    env.put("TEMPORAL_FRONTEND_PORT", String.valueOf(frontendPort));
+    env.put("TEMPORAL_HISTORY_PORT", String.valueOf(frontendPort + 1));
+    env.put("TEMPORAL_MATCHING_PORT", String.valueOf(frontendPort + 2));
+    env.put("TEMPORAL_WORKER_PORT", String.valueOf(frontendPort + 6));
+    env.put("TEMPORAL_FRONTEND_HTTP_PORT", String.valueOf(frontendPort + 10));
+    env.put("TEMPORAL_FRONTEND_MEMBERSHIP_PORT", String.valueOf(frontendPort + 20));
+    env.put("TEMPORAL_HISTORY_MEMBERSHIP_PORT", String.valueOf(frontendPort + 21));
+    env.put("TEMPORAL_MATCHING_MEMBERSHIP_PORT", String.valueOf(frontendPort + 22));
+    env.put("TEMPORAL_WORKER_MEMBERSHIP_PORT", String.valueOf(frontendPort + 26));
+    env.put("TEMPORAL_METRICS_ADDRESS", "127.0.0.1:" + (frontendPort + 30));
+    return env;
+  }
+
+  /** The service as its own JVM: the local default (embedded.yml) on the external engine, this cluster. */
+  private List<String> serviceCommand(String temporalAddress, Path serviceData) throws IOException {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("-Dflashsale.home=" + settings.home());
+    cmd.add("-Ddw.temporal.engine=external");
+    cmd.add("-Ddw.temporal.target=" + temporalAddress);
+    cmd.add("-Ddw.dataDir=" + serviceData);
+    cmd.add("-Ddw.server.applicationConnectors[0].port=" + apiPort);
+    cmd.add("-Ddw.server.adminConnectors[0].port=" + adminPort);
+    cmd.add("-Ddw.channel.embeddedPort=" + channelPort);
+    cmd.add("-Ddw.consumer.port=" + consumerPort);
+    cmd.add("-cp");
+    cmd.add(System.getProperty("java.class.path"));
+    cmd.add("io.flashsale.launcher.FlashsaleApplication");
+    cmd.add("server");
+    cmd.add("embedded.yml");
+    return cmd;
+  }
+
+  /** The role and databases the Temporal server uses, made once (as docker/postgres-init.sh does). */
+  private void createDatabases(String password) throws IOException {
+    try (Connection c = DriverManager.getConnection(postgres.jdbcUrl()); Statement s = c.createStatement()) {
+      boolean role = s.executeQuery("SELECT 1 FROM pg_roles WHERE rolname = 'temporal'").next();
+      if (!role) s.execute("CREATE ROLE temporal LOGIN PASSWORD '" + password.replace("'", "''") + "'");
+      for (String db : List.of("temporal", "temporal_visibility")) {
+        if (!s.executeQuery("SELECT 1 FROM pg_database WHERE datname = '" + db + "'").next()) {
+          s.execute("CREATE DATABASE " + db + " OWNER temporal");
+        }
+      }
+    } catch (SQLException e) {
+      throw new IOException("creating Temporal's databases: " + e.getMessage(), e);
+    }
+    String visibility = postgres.jdbcUrl().replaceFirst("/postgres\\?", "/temporal_visibility?");
+    try (Connection c = DriverManager.getConnection(visibility); Statement s = c.createStatement()) {
+      // the visibility schema's indexes need btree_gin, which only the superuser may create
+      s.execute("CREATE EXTENSION IF NOT EXISTS btree_gin");
+    } catch (SQLException e) {
+      throw new IOException("btree_gin in temporal_visibility: " + e.getMessage(), e);
+    }
+  }
+
+  /** A password made on the first start and kept beside the data: no fixed default, even locally. */
+  private static String localPassword(Path file) throws IOException {
+    if (Files.exists(file)) return Files.readString(file).trim();
+    byte[] raw = new byte[18];
+    new SecureRandom().nextBytes(raw);
+    String password = HexFormat.of().formatHex(raw);
+    Files.writeString(file, password + "\n");
+    return password;
+  }
+
+  public String temporalAddress() {
+    return "127.0.0.1:" + temporalPort;
+  }
+
+  public int temporalPostgresPort() {
+    return postgres.port();
+  }
+
+  /** Superuser JDBC URL of one database of Temporal's PostgreSQL. */
+  public String temporalJdbcUrl(String database) {
+    return postgres.jdbcUrl().replaceFirst("/postgres\\?", "/" + database + "?");
+  }
+
+  public String webUi() {
+    return "http://127.0.0.1:" + uiPort;
+  }
+
+  public String api() {
+    return "http://127.0.0.1:" + apiPort;
+  }
+
+  public String admin() {
+    return "http://127.0.0.1:" + adminPort;
+  }
+
+  /** The lines {@code ./flashsale cluster} prints once everything serves. */
+  public String banner() {
+    StringBuilder sb = new StringBuilder("\nflashsale, the production shape on one machine:\n");
+    if (settings.service()) {
+      sb.append("API        ").append(api()).append("\n");
+      sb.append("Admin      ").append(admin()).append("\n");
+    }
+    sb.append("Temporal   ").append(temporalAddress()).append("  (Temporal server ").append(SERVER_VERSION)
+        .append(", PostgreSQL persistence + SQL visibility, namespace ").append(NAMESPACE).append(")\n");
+    sb.append("Web UI     ").append(webUi()).append("/namespaces/").append(NAMESPACE).append("/workflows\n");
+    sb.append("PostgreSQL 127.0.0.1:").append(postgres.port()).append("  (temporal, temporal_visibility)\n");
+    sb.append("Logs       ").append(settings.dataDir().toAbsolutePath().resolve("logs")).append("\n");
+    return sb.toString();
+  }
+
+  /** Stops what started, newest first: service, UI, Temporal server, PostgreSQL. */
+  @Override
+  public void close() {
+    while (!started.isEmpty()) {
+      AutoCloseable next = started.pop();
+      try {
+        next.close();
+      } catch (Exception e) {
+        log.warn("stopping {}: {}", next, e.getMessage());
+      }
+    }
+  }
+
+  private void step(String what, long t0) {
+    String line = String.format("[%5.1f s] %s", (System.nanoTime() - t0) / 1e9, what);
+    log.info(line);
+    progress.accept(line);
+  }
+
+  private static long ms(long t0) {
+    return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+  }
+
+  /** A child in its own session and process group (setsid), its output in a log file. */
+  static final class Child implements AutoCloseable {
+    private final String name;
+    private final Process process;
+    private final Path logFile;
+
+    private Child(String name, Process process, Path logFile) {
+      this.name = name;
+      this.process = process;
+      this.logFile = logFile;
+    }
+
+    static Child start(String name, List<String> command, Map<String, String> env, Path logFile) throws IOException {
+      List<String> cmd = new ArrayList<>();
+      if (Files.isExecutable(Path.of("/usr/bin/setsid"))) cmd.add("/usr/bin/setsid");
+      cmd.addAll(command);
+      ProcessBuilder pb = new ProcessBuilder(cmd).redirectErrorStream(true)
+          .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
+      pb.environment().putAll(env);
+      Process p = pb.start();
+      log.info("{} started: pid {} (log {})", name, p.pid(), logFile);
+      return new Child(name, p, logFile);
+    }
+
+    boolean alive() {
+      return process.isAlive();
+    }
+
+    long pid() {
+      return process.pid();
+    }
+
+    Path logFile() {
+      return logFile;
+    }
+
+    /** SIGTERM to its process group, then SIGKILL after 30 s. */
+    @Override
+    public void close() throws IOException, InterruptedException {
+      if (!process.isAlive()) return;
+      signalGroup("TERM");
+      if (!process.waitFor(30, TimeUnit.SECONDS)) {
+        log.warn("{} pid {} did not stop within 30 s: killing its process group", name, process.pid());
+        signalGroup("KILL");
+        process.waitFor(10, TimeUnit.SECONDS);
+      }
+      log.info("{} stopped (pid {}, exit {})", name, process.pid(), process.isAlive() ? "?" : process.exitValue());
+    }
+
+    private void signalGroup(String signal) throws IOException, InterruptedException {
+      Process kill = new ProcessBuilder("kill", "-" + signal, "--", "-" + process.pid()).redirectErrorStream(true)
+          .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+      if (!kill.waitFor(5, TimeUnit.SECONDS) || kill.exitValue() != 0) {
+        if (signal.equals("KILL")) process.destroyForcibly(); else process.destroy();
+      }
+    }
+
+    @Override
+    public String toString() {
+      return name + " pid " + process.pid();
+    }
+  }
+
+  private static void run(List<String> command, Map<String, String> env, Path logFile, Duration timeout, String what)
+      throws IOException {
+    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true)
+        .redirectOutput(ProcessBuilder.Redirect.appendTo(logFile.toFile()));
+    pb.environment().putAll(env);
+    Process p = pb.start();
+    try {
+      if (!p.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+        p.destroyForcibly();
+        throw new IOException(what + " did not finish within " + timeout.toSeconds() + " s (log " + logFile + ")");
+      }
+    } catch (InterruptedException e) {
+      p.destroyForcibly();
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted: " + what, e);
+    }
+    if (p.exitValue() != 0) throw new IOException(what + " failed, exit " + p.exitValue() + ": " + tail(logFile));
+  }
+
+  private static boolean quiet(List<String> command) {
+    try {
+      Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+          .start();
+      if (!p.waitFor(10, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        return false;
+      }
+      return p.exitValue() == 0;
+    } catch (IOException e) {
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    }
+  }
+
+  private static boolean httpOk(String url) {
+    try {
+      HttpURLConnection c = (HttpURLConnection) URI.create(url).toURL().openConnection();
+      c.setConnectTimeout(1000);
+      c.setReadTimeout(5000);
+      int status = c.getResponseCode();
+      c.disconnect();
+      return status == 200;
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  private static void awaitTrue(BooleanSupplier ready, String what, Child child) throws IOException {
+    long deadline = System.nanoTime() + START_TIMEOUT.toNanos();
+    while (!ready.getAsBoolean()) {
+      if (!child.alive()) throw new IOException(child + " exited while waiting for " + what + ": " + tail(child.logFile()));
+      if (System.nanoTime() > deadline) {
+        throw new IOException("gave up waiting " + START_TIMEOUT.toSeconds() + " s for " + what + " (log "
+            + child.logFile() + ")");
+      }
+      try {
+        Thread.sleep(250);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IOException("interrupted while waiting for " + what, e);
+      }
+    }
+  }
+
+  private static String tail(Path logFile) {
+    try {
+      List<String> lines = Files.readAllLines(logFile);
+      return String.join("\n", lines.subList(Math.max(0, lines.size() - 15), lines.size()));
+    } catch (IOException e) {
+      return "(no log: " + e.getMessage() + ")";
+    }
+  }
+
+  private static int freePort() throws IOException {
+    try (ServerSocket s = new ServerSocket(0, 0, java.net.InetAddress.getLoopbackAddress())) {
+      return s.getLocalPort();
+    }
+  }
+
+  /**
+   * A frontend port whose offsets (see {@link #serverEnvironment}) are all free too, below 32 768:
+   * the server stores its membership port in a PostgreSQL smallint (a higher one stops it at start),
+   * and that range is also below Linux's ephemeral ports.
+   */
+  private static int freeServerPorts() throws IOException {
+    for (int attempt = 0; attempt < 50; attempt++) {
+      int base = 20000 + new SecureRandom().nextInt(12000);
+      boolean free = true;
+      for (int offset : new int[] {0, 1, 2, 6, 10, 20, 21, 22, 26, 30}) {
+        try (ServerSocket s = new ServerSocket(base + offset, 0, java.net.InetAddress.getLoopbackAddress())) {
+          // free
+        } catch (IOException taken) {
+          free = false;
+          break;
+        }
+      }
+      if (free) return base;
+    }
+    throw new IOException("no free range of ports for the Temporal server");
+  }
+}
