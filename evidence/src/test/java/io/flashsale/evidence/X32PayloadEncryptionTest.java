@@ -96,7 +96,7 @@ class X32PayloadEncryptionTest {
         .distinct().toList());
     ev.check(!sealed.isEmpty(), "the history has payloads outside the search attributes");
     ev.check(sealed.stream().allMatch(p -> "binary/encrypted".equals(p.meta("encoding")) && "k1".equals(
-        p.meta(PayloadEncryption.KEY_ID))), "every payload but the search attributes and the SDK's marker bookkeeping is binary/encrypted, key id k1");
+        p.meta(PayloadEncryption.KEY_ID))), "every payload but the search attributes, the SDK's marker bookkeeping and the tracing header is binary/encrypted, key id k1");
     ev.check(payloads.stream().noneMatch(p -> p.plain().contains(SUBJECT) || p.plain().contains(NOTE)),
         "no payload of the stored history holds the subject or the note");
     String raw = history.toString();
@@ -264,10 +264,12 @@ class X32PayloadEncryptionTest {
      * Clear by design: search attributes (the engine indexes them) and the SDK's own marker
      * bookkeeping (local activity id, type, time and attempt; a version marker's change id and
      * version), which the SDK writes with its default converter; a local activity's result
-     * ({@code details.data}) is encrypted.
+     * ({@code details.data}) is encrypted; the tracing header (a traceparent, ids only), which the
+     * tracing interceptor writes with its own converter.
      */
     boolean indexed() {
-      return path.contains("indexedFields") || MARKER_BOOKKEEPING.matcher(path).find();
+      return path.contains("indexedFields") || MARKER_BOOKKEEPING.matcher(path).find()
+          || path.endsWith("header.fields._tracer-data");
     }
 
     String meta(String key) {

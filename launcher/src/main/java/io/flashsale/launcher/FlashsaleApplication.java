@@ -285,10 +285,11 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
           "the in-memory engine has no schedules"));
       return;
     }
-    if (cfg.worker) {
-      temporal.registerReconcileWorker(new io.flashsale.reconciliation.ScheduledReconciliation(reconciler,
-          () -> new WorkflowAudit(temporal.service(), temporal.client(), cfg.temporal.namespace), repair));
-    }
+    // every service process hosts it, an API without order workers too (the production shape runs
+    // its workers with the worker command, which has no reconciler): it needs the reconciler's
+    // database and channel, which every service process has
+    temporal.registerReconcileWorker(new io.flashsale.reconciliation.ScheduledReconciliation(reconciler,
+        () -> new WorkflowAudit(temporal.service(), temporal.client(), cfg.temporal.namespace), repair));
     io.flashsale.reconciliation.ReconcileSchedule schedule =
         new io.flashsale.reconciliation.ReconcileSchedule(temporal.client());
     env.admin().addTask(new io.flashsale.api.tasks.TriggerReconcileScheduleTask(schedule, null));

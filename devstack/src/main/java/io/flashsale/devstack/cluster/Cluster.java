@@ -80,6 +80,7 @@ public final class Cluster implements AutoCloseable {
   private final Settings settings;
   private final Consumer<String> progress;
   private final Deque<AutoCloseable> started = new ArrayDeque<>();
+  private boolean closed;
   private SupervisedPostgres postgres;
   private int temporalPort;
   private int uiPort;
@@ -95,7 +96,16 @@ public final class Cluster implements AutoCloseable {
 
   /** Starts every piece, or stops what it started and throws; each step is told to {@code progress}. */
   public static Cluster start(Settings settings, Consumer<String> progress) throws IOException {
+    return start(settings, progress, false);
+  }
+
+  /**
+   * The same; with {@code stopAtExit} the JVM's exit (Ctrl-C) stops what started even during the
+   * start, so no child (each in its own process group) outlives an interrupted start.
+   */
+  public static Cluster start(Settings settings, Consumer<String> progress, boolean stopAtExit) throws IOException {
     Cluster c = new Cluster(settings, progress);
+    if (stopAtExit) Runtime.getRuntime().addShutdownHook(new Thread(c::close, "cluster-stop"));
     try {
       c.startAll(Binaries.find(settings.home()));
       return c;
@@ -118,7 +128,7 @@ public final class Cluster implements AutoCloseable {
 
     long t0 = System.nanoTime();
     postgres = SupervisedPostgres.start(new SupervisedPostgres.Settings(data.resolve("temporal-postgres"), 0, true, true));
-    started.push(postgres);
+    started(postgres);
     String password = localPassword(data.resolve("temporal-db-password"));
     createDatabases(password);
     step("PostgreSQL for Temporal on 127.0.0.1:" + postgres.port() + ", databases temporal and temporal_visibility", t0);
@@ -138,10 +148,9 @@ public final class Cluster implements AutoCloseable {
       step("Temporal schemas of " + SERVER_VERSION + " already set up (" + schemaMark.getFileName() + ")", t0);
     }
 
-    started.push(Child.start("Temporal server", List.of(bin.server().toString(), "--root", settings.home().toString(),
+    Child server = started(Child.start("Temporal server", List.of(bin.server().toString(), "--root", settings.home().toString(),
         "--config", SERVER_CONFIG_DIR, "--env", SERVER_CONFIG_ENV, "--allow-no-auth", "start"), env,
         logs.resolve("temporal-server.log")));
-    Child server = (Child) started.peek();
     String address = "127.0.0.1:" + temporalPort;
     awaitTrue(() -> server.alive() && quiet(List.of(bin.cli().toString(), "operator", "cluster", "health",
         "--address", address)), "the Temporal server to serve on " + address, server);
@@ -161,16 +170,14 @@ public final class Cluster implements AutoCloseable {
     uiEnv.put("TEMPORAL_UI_PORT", String.valueOf(uiPort));
     uiEnv.put("TEMPORAL_DEFAULT_NAMESPACE", NAMESPACE);
     uiEnv.put("TEMPORAL_DISABLE_WRITE_ACTIONS", System.getenv().getOrDefault("TEMPORAL_UI_DISABLE_WRITE_ACTIONS", "true"));
-    started.push(Child.start("Web UI server", List.of(bin.uiServer().toString(), "--root", settings.home().toString(),
+    Child ui = started(Child.start("Web UI server", List.of(bin.uiServer().toString(), "--root", settings.home().toString(),
         "--config", UI_CONFIG_DIR, "--env", SERVER_CONFIG_ENV, "start"), uiEnv, logs.resolve("ui-server.log")));
-    Child ui = (Child) started.peek();
     awaitTrue(() -> ui.alive() && httpOk("http://127.0.0.1:" + uiPort + "/"), "the Web UI on port " + uiPort, ui);
     step("Web UI server " + UI_SERVER_VERSION + " on " + webUi() + " (pid " + ui.pid() + ")", t0);
 
     if (settings.service()) {
-      started.push(Child.start("flashsale service", serviceCommand(address, data.resolve("service")), Map.of(),
+      Child service = started(Child.start("flashsale service", serviceCommand(address, data.resolve("service")), Map.of(),
           logs.resolve("service.log")));
-      Child service = (Child) started.peek();
       awaitTrue(() -> service.alive() && httpOk("http://127.0.0.1:" + adminPort + "/healthcheck"),
           "the service's health check on port " + adminPort, service);
       step("service (API and workers, engine external) on " + api() + " (pid " + service.pid() + ")", t0);
@@ -249,6 +256,9 @@ public final class Cluster implements AutoCloseable {
     byte[] raw = new byte[18];
     new SecureRandom().nextBytes(raw);
     String password = HexFormat.of().formatHex(raw);
+    // owner-only, like the data directory beside it
+    Files.createFile(file, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+        java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
     Files.writeString(file, password + "\n");
     return password;
   }
@@ -293,9 +303,24 @@ public final class Cluster implements AutoCloseable {
     return sb.toString();
   }
 
+  /** Records a started piece; once stopping, stops it at once instead (an exit during the start). */
+  private synchronized <T extends AutoCloseable> T started(T piece) {
+    if (closed) {
+      try {
+        piece.close();
+      } catch (Exception e) {
+        log.warn("stopping {}: {}", piece, e.getMessage());
+      }
+      throw new IllegalStateException("the cluster is stopping");
+    }
+    started.push(piece);
+    return piece;
+  }
+
   /** Stops what started, newest first: service, UI, Temporal server, PostgreSQL. */
   @Override
-  public void close() {
+  public synchronized void close() {
+    closed = true;
     while (!started.isEmpty()) {
       AutoCloseable next = started.pop();
       try {

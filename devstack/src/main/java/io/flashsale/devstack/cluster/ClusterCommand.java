@@ -30,8 +30,7 @@ public class ClusterCommand extends Command {
     if (!data.isAbsolute()) data = home.resolve(data);
     long t0 = System.nanoTime();
     Cluster cluster = Cluster.start(new Cluster.Settings(home, data, ns.getInt("temporal_port"), ns.getInt("ui_port"),
-        ns.getInt("api_port"), ns.getInt("admin_port"), true), System.out::println);
-    Runtime.getRuntime().addShutdownHook(new Thread(cluster::close, "cluster-stop"));
+        ns.getInt("api_port"), ns.getInt("admin_port"), true), System.out::println, true);
     System.out.println(cluster.banner() + "Started in " + (System.nanoTime() - t0) / 1_000_000 + " ms (Ctrl-C stops"
         + " the service, the UI, the Temporal server, then PostgreSQL)");
     Thread.currentThread().join();
