@@ -1,15 +1,6 @@
 package io.flashsale.evidence;
 
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.LoggerContext;
-import ch.qos.logback.classic.PatternLayout;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.AppenderBase;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.flashsale.launcher.cli.HttpJson;
-import java.io.InputStream;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -33,7 +24,7 @@ class X24MetricsAndLogContextTest {
 
   @Test
   void sdkMetricsAndOrderIdInLogs() throws Exception {
-    String format = configuredLogFormat();
+    String format = LogCapture.configuredLogFormat();
     ev.note("log format: " + format);
     ev.check(format.contains("%X{orderId}"), "the service's log format shows the MDC key orderId");
 
@@ -43,7 +34,7 @@ class X24MetricsAndLogContextTest {
     List<String> lines;
     String paid;
     String cancelled;
-    try (Capture capture = Capture.start(format)) {
+    try (LogCapture capture = LogCapture.start(format, "x24-capture")) {
       paid = Buyers.create(alice, "x24-a", SKU, 1).text("order_id");
       cancelled = Buyers.create(bob, "x24-b", SKU, 1).text("order_id");
       ev.equal("PAID", Buyers.pay(alice, paid).text("status"), "order " + paid + " PAID");
@@ -136,51 +127,5 @@ class X24MetricsAndLogContextTest {
       if (m.group(1).equals(name)) return m.group();
     }
     return "";
-  }
-
-  /** The console log format of the service's configuration. */
-  private static String configuredLogFormat() throws Exception {
-    try (InputStream in = X24MetricsAndLogContextTest.class.getClassLoader().getResourceAsStream("embedded.yml")) {
-      return new ObjectMapper(new YAMLFactory()).readTree(in).at("/logging/appenders/0/logFormat").asText();
-    }
-  }
-
-  /** Every log event of the service while open, formatted with the given pattern as it happens. */
-  private static final class Capture extends AppenderBase<ILoggingEvent> implements AutoCloseable {
-    private final List<String> lines = new ArrayList<>();
-    private final PatternLayout layout = new PatternLayout();
-    private final Logger root;
-
-    private Capture(String pattern) {
-      LoggerContext context = (LoggerContext) org.slf4j.LoggerFactory.getILoggerFactory();
-      root = context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
-      layout.setContext(context);
-      layout.setPattern(pattern);
-      layout.start();
-      setContext(context);
-      setName("x24-capture");
-    }
-
-    static Capture start(String pattern) {
-      Capture c = new Capture(pattern);
-      c.start();
-      c.root.addAppender(c);
-      return c;
-    }
-
-    @Override
-    protected synchronized void append(ILoggingEvent event) {
-      lines.add(layout.doLayout(event).strip()); // on the logging thread: its MDC as it is now
-    }
-
-    synchronized List<String> lines() {
-      return List.copyOf(lines);
-    }
-
-    @Override
-    public void close() {
-      root.detachAppender(this);
-      stop();
-    }
   }
 }

@@ -1,15 +1,8 @@
 package io.flashsale.evidence;
 
-import ch.qos.logback.classic.Logger;
-import ch.qos.logback.classic.LoggerContext;
-import ch.qos.logback.classic.PatternLayout;
-import ch.qos.logback.classic.spi.ILoggingEvent;
-import ch.qos.logback.core.AppenderBase;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.flashsale.launcher.cli.HttpJson;
-import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -52,13 +45,13 @@ class X31OneTraceTest {
 
   @Test
   void onePaidOrderIsOneTrace() throws Exception {
-    String format = configuredLogFormat();
+    String format = LogCapture.configuredLogFormat();
     ev.check(format.contains("%X{trace_id}"), "the service's log format shows the MDC key trace_id");
     stack.sku(SKU, 5, 3);
     Map<String, String> props = new LinkedHashMap<>(stack.workerProperties(5_000));
     props.put("dw.workerWorkflows", "true"); // the child hosts the workflow too: the whole order runs there
     try (ChildJvm worker = ChildJvm.start("x31-worker", props, "worker", "embedded.yml");
-        Capture api = Capture.start(format)) {
+        LogCapture api = LogCapture.start(format, "x31-capture")) {
       worker.awaitLog("worker polling", 60_000);
       ev.check(worker.logContains("tracing as flashsale-worker: exporter log"), "the worker traces as flashsale-worker");
       HttpJson buyer = stack.api.login("t1", "user-3101");
@@ -187,50 +180,5 @@ class X31OneTraceTest {
     HttpResponse<String> r = HttpClient.newHttpClient().send(request, HttpResponse.BodyHandlers.ofString());
     ev.note("POST " + path + " (traceparent " + traceparent + ") -> " + r.statusCode() + " " + r.body());
     return new ObjectMapper().readTree(r.body());
-  }
-
-  private static String configuredLogFormat() throws Exception {
-    try (InputStream in = X31OneTraceTest.class.getClassLoader().getResourceAsStream("embedded.yml")) {
-      return new ObjectMapper(new YAMLFactory()).readTree(in).at("/logging/appenders/0/logFormat").asText();
-    }
-  }
-
-  /** Every log event of this JVM while open, formatted with the service's pattern as it happens. */
-  private static final class Capture extends AppenderBase<ILoggingEvent> implements AutoCloseable {
-    private final List<String> lines = new ArrayList<>();
-    private final PatternLayout layout = new PatternLayout();
-    private final Logger root;
-
-    private Capture(String pattern) {
-      LoggerContext context = (LoggerContext) org.slf4j.LoggerFactory.getILoggerFactory();
-      root = context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME);
-      layout.setContext(context);
-      layout.setPattern(pattern);
-      layout.start();
-      setContext(context);
-      setName("x31-capture");
-    }
-
-    static Capture start(String pattern) {
-      Capture c = new Capture(pattern);
-      c.start();
-      c.root.addAppender(c);
-      return c;
-    }
-
-    @Override
-    protected synchronized void append(ILoggingEvent event) {
-      lines.add(layout.doLayout(event).strip());
-    }
-
-    synchronized List<String> lines() {
-      return List.copyOf(lines);
-    }
-
-    @Override
-    public void close() {
-      root.detachAppender(this);
-      stop();
-    }
   }
 }
