@@ -105,7 +105,7 @@ class EvidenceSummaryTest {
     assertFalse(r.output.contains("duplicate experiment id"), "every real id is claimed once: " + r.output);
     // only real ids: C29-01, X-23, CAP-07, ... (not text that merely looks like a constructor call)
     for (String line : r.output.lines().filter(l -> l.startsWith("RESULT ")).toList()) {
-      assertTrue(line.matches("RESULT [A-Z0-9]+-\\d+ FAIL \\[(embedded|dev-server)\\] no result: \\w+ did not run.*"), line);
+      assertTrue(line.matches("RESULT [A-Z0-9]+-\\d+[a-z]? FAIL \\[(embedded|dev-server)\\] no result: \\w+ did not run.*"), line);
     }
   }
 
