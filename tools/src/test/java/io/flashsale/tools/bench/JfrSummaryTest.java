@@ -46,7 +46,10 @@ class JfrSummaryTest {
     }
     String selfSection = section(summary, "== Top 5 methods by self samples");
     assertTrue(selfSection.contains(BUSY_METHOD), () -> "the busy method is in the self-time list:\n" + summary);
-    assertTrue(section(summary, "== Top 5 methods by total samples").contains(BUSY_METHOD), summary);
+    // Every frame below the busy method (the test, reflection, JUnit) is on the stack of every sample, so they
+    // tie above it in the total list and can fill a short one; a list long enough for the whole stack must show it.
+    String wide = JfrSummary.summarise(jfr, 200, areas);
+    assertTrue(section(wide, "== Top 200 methods by total samples").contains(BUSY_METHOD), wide);
     assertTrue(section(summary, "== Samples by area").contains("bench tools"), summary);
     assertTrue(section(summary, "== GC").contains("collections"), summary);
     assertTrue(summary.contains("(no jdk.JavaMonitorEnter events in this recording)"), summary);
