@@ -38,6 +38,11 @@ public final class Evidence implements AfterEachCallback, AfterAllCallback, Test
   private int disabled;
   private Path dir = Path.of(System.getProperty("evidence.dir", "target/evidence"));
 
+  /** The experiment's id, e.g. X-30. */
+  public String id() {
+    return id;
+  }
+
   public Evidence(String id, String title) {
     this.id = id;
     this.title = title;

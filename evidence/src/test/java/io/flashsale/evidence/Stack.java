@@ -65,9 +65,17 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
 
   @Override
   public void beforeAll(ExtensionContext context) throws Exception {
+    startFresh(context.getDisplayName());
+  }
+
+  /**
+   * Starts the stack on a new data folder, for a test that builds it itself once what it points
+   * at (e.g. a Temporal cluster, engine {@code external}) is up; the test stops it.
+   */
+  public void startFresh(String name) throws Exception {
     java.nio.file.Path root = java.nio.file.Path.of("target", "stack-data");
     java.nio.file.Files.createDirectories(root);
-    dataDir = java.nio.file.Files.createTempDirectory(root.toAbsolutePath(), context.getDisplayName() + "-");
+    dataDir = java.nio.file.Files.createTempDirectory(root.toAbsolutePath(), name + "-");
     start();
   }
 

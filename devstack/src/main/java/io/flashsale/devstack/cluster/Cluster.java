@@ -82,6 +82,11 @@ public final class Cluster implements AutoCloseable {
   private final Deque<AutoCloseable> started = new ArrayDeque<>();
   private boolean closed;
   private SupervisedPostgres postgres;
+  private volatile Child server;
+  private List<String> serverCommand;
+  private Map<String, String> serverEnv;
+  private Path serverLog;
+  private Path cli;
   private int temporalPort;
   private int uiPort;
   private int apiPort;
@@ -148,12 +153,26 @@ public final class Cluster implements AutoCloseable {
       step("Temporal schemas of " + SERVER_VERSION + " already set up (" + schemaMark.getFileName() + ")", t0);
     }
 
-    Child server = started(Child.start("Temporal server", List.of(bin.server().toString(), "--root", settings.home().toString(),
-        "--config", SERVER_CONFIG_DIR, "--env", SERVER_CONFIG_ENV, "--allow-no-auth", "start"), env,
-        logs.resolve("temporal-server.log")));
-    String address = "127.0.0.1:" + temporalPort;
-    awaitTrue(() -> server.alive() && quiet(List.of(bin.cli().toString(), "operator", "cluster", "health",
-        "--address", address)), "the Temporal server to serve on " + address, server);
+    serverCommand = List.of(bin.server().toString(), "--root", settings.home().toString(),
+        "--config", SERVER_CONFIG_DIR, "--env", SERVER_CONFIG_ENV, "--allow-no-auth", "start");
+    serverEnv = env;
+    serverLog = logs.resolve("temporal-server.log");
+    cli = bin.cli();
+    server = Child.start("Temporal server", serverCommand, serverEnv, serverLog);
+    // the server is restarted in place (restartTemporalServer): the stop takes whichever runs then
+    started(new AutoCloseable() {
+      @Override
+      public void close() throws Exception {
+        server.close();
+      }
+
+      @Override
+      public String toString() {
+        return server.toString();
+      }
+    });
+    String address = temporalAddress();
+    awaitServing(server);
     step("Temporal server " + SERVER_VERSION + " serving on " + address + " (pid " + server.pid() + ")", t0);
 
     Map<String, String> setupEnv = new LinkedHashMap<>();
@@ -182,6 +201,38 @@ public final class Cluster implements AutoCloseable {
           "the service's health check on port " + adminPort, service);
       step("service (API and workers, engine external) on " + api() + " (pid " + service.pid() + ")", t0);
     }
+  }
+
+  /** Waits until the server's frontend answers the CLI's health check. */
+  private void awaitServing(Child child) throws IOException {
+    String address = temporalAddress();
+    awaitTrue(() -> child.alive() && quiet(List.of(cli.toString(), "operator", "cluster", "health",
+        "--address", address)), "the Temporal server to serve on " + address, child);
+  }
+
+  /**
+   * SIGKILLs the Temporal server's process group, as a crash would, and starts it again with the
+   * same command, configuration and ports; returns once its frontend answers. Its state is all in
+   * PostgreSQL: nothing else is restored.
+   */
+  public synchronized long restartTemporalServer() throws IOException, InterruptedException {
+    if (closed) throw new IllegalStateException("the cluster is stopping");
+    long before = server.pid();
+    server.kill();
+    server = Child.start("Temporal server", serverCommand, serverEnv, serverLog);
+    awaitServing(server);
+    log.info("Temporal server restarted: pid {} killed, pid {} serving", before, server.pid());
+    return server.pid();
+  }
+
+  /** The running Temporal server's pid (its CPU time is in /proc/&lt;pid&gt;/stat). */
+  public long temporalServerPid() {
+    return server.pid();
+  }
+
+  /** The postmaster of Temporal's PostgreSQL (its backends are its children). */
+  public long temporalPostgresPid() {
+    return postgres.pid();
   }
 
   /**
@@ -388,6 +439,14 @@ public final class Cluster implements AutoCloseable {
         process.waitFor(10, TimeUnit.SECONDS);
       }
       log.info("{} stopped (pid {}, exit {})", name, process.pid(), process.isAlive() ? "?" : process.exitValue());
+    }
+
+    /** SIGKILL to its process group; returns once the process is gone. */
+    void kill() throws IOException, InterruptedException {
+      if (!process.isAlive()) return;
+      signalGroup("KILL");
+      if (!process.waitFor(10, TimeUnit.SECONDS)) throw new IOException(this + " survived SIGKILL for 10 s");
+      log.info("{} killed (SIGKILL, exit {})", name, process.exitValue());
     }
 
     private void signalGroup(String signal) throws IOException, InterruptedException {

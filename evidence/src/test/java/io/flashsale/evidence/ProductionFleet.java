@@ -1,0 +1,311 @@
+package io.flashsale.evidence;
+
+import io.flashsale.launcher.cli.HttpJson;
+import io.flashsale.tools.bench.ProcStat;
+import java.io.UncheckedIOException;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
+
+/**
+ * The production shape's service processes around a test's {@link Stack} (API A, the orders'
+ * PostgreSQL, the channel stub and the consumer): API B, two worker processes and one relay, each
+ * its own JVM, joined to one Temporal frontend, payloads encrypted with one key; and the crowd
+ * that buys through both APIs. X-30 runs it on the Temporal server, X-30b on the dev server.
+ */
+final class ProductionFleet implements AutoCloseable {
+  static final String PAYLOAD_KEY = randomHex(32);
+  static final String TOKEN_KEY = "x30-token-key-" + randomHex(24);
+  static final long CHANNEL_TIMEOUT_MS = 3_000;
+  static final int WARM_UP = 30;
+  static final int CLEAN = 80;
+  /** Deadlines for conditions on a loaded 2-core machine, not speed bounds. */
+  static final long BUYER_DEADLINE_MS = 240_000;
+  static final long CONVERGE_DEADLINE_MS = 240_000;
+  private static final AtomicInteger RETRIED = new AtomicInteger();
+
+  final Stack stack;
+  final Evidence ev;
+  final ChildJvm apiB;
+  final ChildJvm worker1;
+  final ChildJvm worker2;
+  final ChildJvm relay;
+  final HttpJson a;
+  final HttpJson onB;
+  final int apiPortB;
+
+  /** API A's settings: no order worker and no relay in it (the fleet's processes are those), no trace log. */
+  static Stack stack() {
+    return new Stack()
+        .with("worker", false)
+        .with("relay.enabled", false)
+        .with("tracing.exporter", "none")
+        .with("auth.secret", TOKEN_KEY) // both APIs verify the same tokens, as behind one load balancer
+        .with("temporal.payloadEncryption.enabled", true)
+        .with("temporal.payloadEncryption.activeKeyId", "k1")
+        .with("temporal.payloadEncryption.keys.k1", PAYLOAD_KEY);
+  }
+
+  private ProductionFleet(Stack stack, Evidence ev, ChildJvm apiB, ChildJvm worker1, ChildJvm worker2, ChildJvm relay,
+      int apiPortB) {
+    this.stack = stack;
+    this.ev = ev;
+    this.apiB = apiB;
+    this.worker1 = worker1;
+    this.worker2 = worker2;
+    this.relay = relay;
+    this.apiPortB = apiPortB;
+    this.a = stack.api;
+    this.onB = new HttpJson("http://127.0.0.1:" + apiPortB, null);
+  }
+
+  /** Starts API B, the two workers and the relay against the frontend at {@code target}; returns once all serve. */
+  static ProductionFleet start(Stack stack, Evidence ev, String target) throws Exception {
+    int apiPort = Stack.freePortForChild();
+    int adminPort = Stack.freePortForChild();
+    Map<String, String> api = new LinkedHashMap<>(joining(stack, target));
+    api.put("dw.worker", "false");
+    api.put("dw.server.applicationConnectors[0].port", String.valueOf(apiPort));
+    api.put("dw.server.adminConnectors[0].port", String.valueOf(adminPort));
+    api.put("dw.auth.secret", TOKEN_KEY);
+    api.put("dw.auth.devLogin", "true");
+    api.put("dw.auth.devLoginOutsideLocalDefault", "true"); // a test instance: its buyers log in by dev login
+    api.put("dw.channel.callbackSecret", stack.wiring.callbackSecret());
+    api.put("dw.consumer.enabled", "false");
+    api.put("dw.relay.enabled", "false");
+    api.put("dw.seed.enabled", "false");
+    String name = ev.id().toLowerCase(java.util.Locale.ROOT);
+    List<ChildJvm> started = new ArrayList<>();
+    try {
+      started.add(ChildJvm.start(name + "-api-b", api, "server", "embedded.yml"));
+      started.add(ChildJvm.start(name + "-worker-1", joining(stack, target), "worker", "embedded.yml"));
+      started.add(ChildJvm.start(name + "-worker-2", joining(stack, target), "worker", "embedded.yml"));
+      started.add(ChildJvm.start(name + "-relay", Map.of(), "relay", "--database-url", stack.wiring.jdbcUrl(),
+          "--consumer-url", stack.wiring.consumer().url(), "--name", name));
+      started.get(0).awaitLog("=== flashsale is up ===", 180_000);
+      started.get(1).awaitLog("worker polling", 180_000);
+      started.get(2).awaitLog("worker polling", 180_000);
+      ev.check(started.get(3).isAlive(), "the relay runs");
+    } catch (Exception | AssertionError e) {
+      for (ChildJvm c : started) c.close();
+      throw e;
+    }
+    return new ProductionFleet(stack, ev, started.get(0), started.get(1), started.get(2), started.get(3), apiPort);
+  }
+
+  /** System properties of a process that joins the sale: orders database, the frontend, the channel, the key. */
+  private static Map<String, String> joining(Stack stack, String target) {
+    Map<String, String> p = new LinkedHashMap<>(stack.workerProperties(CHANNEL_TIMEOUT_MS));
+    p.put("dw.temporal.target", target);
+    p.put("dw.tracing.exporter", "none");
+    p.put("dw.temporal.payloadEncryption.enabled", "true");
+    p.put("dw.temporal.payloadEncryption.activeKeyId", "k1");
+    p.put("dw.temporal.payloadEncryption.keys.k1", PAYLOAD_KEY);
+    return p;
+  }
+
+  String describe() {
+    return String.format("API A :%d (this JVM, pid %d), API B :%d (pid %d), workers pid %d and %d, relay pid %d",
+        stack.wiring.apiPort(), ProcessHandle.current().pid(), apiPortB, apiB.pid(), worker1.pid(), worker2.pid(),
+        relay.pid());
+  }
+
+  /** WARM_UP orders created and paid, not measured: every JVM has loaded and compiled its paths. */
+  void warmUp() throws Exception {
+    stack.sku("sku-warm", WARM_UP, 1);
+    Sale warm = sale("sku-warm", WARM_UP, 0, null);
+    ev.note("warm-up: " + warm.outcomes());
+    awaitPaid("sku-warm", WARM_UP);
+  }
+
+  /**
+   * CLEAN orders, none sold out, each created and paid by 16 buyers at a time split across both
+   * APIs; the FIGURES line: rates and CPU per order of each process ({@code serverPgPid} 0: none).
+   */
+  void cleanSale(String engine, LongSupplier serverPid, long serverPgPid) throws Exception {
+    String sku = "sku-clean";
+    stack.sku(sku, CLEAN * 2, 1);
+    long ordersPg = PostgresProcess.postmasterPid(stack.wiring.stack().postgresDir().toPath());
+    Cpu before = cpu(serverPid.getAsLong(), serverPgPid, ordersPg);
+    long start = System.nanoTime();
+    Sale s = sale(sku, CLEAN, 0, null);
+    double createdSeconds = s.allCreatedNanos() / 1e9;
+    awaitPaid(sku, CLEAN);
+    double paidSeconds = (System.nanoTime() - start) / 1e9;
+    Cpu spent = cpu(serverPid.getAsLong(), serverPgPid, ordersPg).minus(before);
+    ev.equal(Map.of("CREATED", CLEAN), s.outcomes(), "every buyer of the clean sale got an order");
+    ev.note(String.format("FIGURES %s %s, clean sale of %d orders split across 2 APIs (16 buyers at a time), create + pay"
+            + " each: %.1f created/s, %.1f PAID/s; CPU per order: the Temporal process %.1f ms, its PostgreSQL %s,"
+            + " orders PostgreSQL %.1f ms, API B + 2 workers + relay %.1f ms, this JVM (API A, stub, consumer, buyers) %.1f ms",
+        ev.id(), engine, CLEAN, CLEAN / createdSeconds, CLEAN / paidSeconds, spent.server() / 1e6 / CLEAN,
+        serverPgPid > 0 ? String.format("%.1f ms", spent.serverPg() / 1e6 / CLEAN) : "none (SQLite in the server)",
+        spent.ordersPg() / 1e6 / CLEAN, spent.service() / 1e6 / CLEAN, spent.self() / 1e6 / CLEAN));
+  }
+
+  void awaitPaid(String sku, int orders) throws InterruptedException {
+    stack.awaitTrue(() -> stack.sql.count("SELECT count(*) FROM orders WHERE sku = ? AND status = 'PAID'", sku) == orders,
+        CONVERGE_DEADLINE_MS, sku + ": not all " + orders + " orders PAID");
+  }
+
+  /** Every event published by the relay and applied by the consumer exactly once. */
+  void eventsReachedTheConsumerOnce() throws InterruptedException {
+    stack.awaitTrue(() -> stack.sql.count("SELECT count(*) FROM outbox WHERE published_at IS NULL") == 0,
+        CONVERGE_DEADLINE_MS, "the relay did not publish every event");
+    long events = stack.sql.count("SELECT count(*) FROM outbox");
+    long applied = stack.sql.count("SELECT count(*) FROM fulfillment.ful_received WHERE effect = 'APPLIED'");
+    ev.note("events " + events + ", consumer effects " + stack.sql.histogram("SELECT effect FROM fulfillment.ful_received"));
+    ev.equal(events, applied, "every event was applied by the consumer exactly once");
+    ev.equal(events, stack.sql.count("SELECT count(*) FROM fulfillment.ful_inbox"), "one inbox row per event");
+  }
+
+  static int retried() {
+    return RETRIED.get();
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    for (ChildJvm c : List.of(relay, worker2, worker1, apiB)) c.close();
+  }
+
+  /** What a sale's buyers ended with, and when the last create was answered. */
+  record Sale(Map<String, Integer> outcomes, long allCreatedNanos, int failedOver, String faultError) {}
+
+  /**
+   * {@code buyers} buyers, odd ones on B, each creating one unit then paying it; a buyer started
+   * {@code staggerMs} after the one before; {@code faults} (if any) runs beside them. A 503 is sent
+   * again with the same key, as the API asks; a buyer whose API is gone goes on at A, same token.
+   */
+  Sale sale(String sku, int buyers, long staggerMs, Runnable faults) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(staggerMs > 0 ? buyers : 16);
+    Future<?> faultRun = faults == null ? null : Executors.newSingleThreadExecutor(r -> {
+      Thread t = new Thread(r, "x30-faults");
+      t.setDaemon(true);
+      return t;
+    }).submit(faults);
+    AtomicInteger failedOver = new AtomicInteger();
+    java.util.concurrent.atomic.AtomicLong lastCreated = new java.util.concurrent.atomic.AtomicLong();
+    long start = System.nanoTime();
+    List<Callable<String>> calls = new ArrayList<>();
+    for (int i = 0; i < buyers; i++) {
+      int n = i;
+      calls.add(() -> {
+        if (staggerMs > 0) Thread.sleep(n * staggerMs);
+        String subject = String.format("user-%s-%03d", sku, n);
+        Buyer buyer = Buyer.login(n % 2 == 1 ? onB : a, a, subject, failedOver);
+        HttpJson.Reply created = buyer.send(api -> Buyers.create(api, "x30-" + n, sku, 1));
+        lastCreated.accumulateAndGet(System.nanoTime() - start, Math::max);
+        if (created.status() == 409 && "SOLD_OUT".equals(created.text("outcome"))) return "SOLD_OUT";
+        boolean ordered = created.status() == 201 || created.status() == 200 && "REPLAY".equals(created.text("outcome"));
+        if (!ordered) return created.status() + " " + created.raw();
+        String orderId = created.text("order_id");
+        HttpJson.Reply paid = buyer.send(api -> Buyers.pay(api, orderId));
+        return paid.status() >= 500 ? "pay " + paid.status() : "CREATED";
+      });
+    }
+    Map<String, Integer> outcomes = new TreeMap<>();
+    try {
+      List<Future<String>> results = pool.invokeAll(calls);
+      long created = lastCreated.get();
+      for (Future<String> f : results) outcomes.merge(f.get(), 1, Integer::sum);
+      String faultError = null;
+      if (faultRun != null) {
+        try {
+          faultRun.get(180, TimeUnit.SECONDS);
+        } catch (Exception e) {
+          faultError = String.valueOf(e.getCause() == null ? e : e.getCause());
+        }
+      }
+      return new Sale(outcomes, created, failedOver.get(), faultError);
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  /** One buyer: its API instance, and A with the same token once that one is gone. */
+  private static final class Buyer {
+    private HttpJson api;
+    private final HttpJson fallback;
+    private final AtomicInteger failedOver;
+
+    Buyer(HttpJson home, HttpJson fallback, AtomicInteger failedOver) {
+      this.api = home;
+      this.fallback = fallback;
+      this.failedOver = failedOver;
+    }
+
+    /** Logs in at its home instance, or at A when that one is gone (the same token works on both). */
+    static Buyer login(HttpJson home, HttpJson a, String subject, AtomicInteger failedOver) {
+      try {
+        HttpJson onHome = home.login("t1", subject);
+        return new Buyer(onHome, a.as(onHome.token()), failedOver);
+      } catch (UncheckedIOException gone) {
+        failedOver.incrementAndGet();
+        HttpJson onA = a.login("t1", subject);
+        return new Buyer(onA, onA, failedOver);
+      }
+    }
+
+    /** Sends until answered: a 503 again after a pause; a refused connection again at A. */
+    HttpJson.Reply send(java.util.function.Function<HttpJson, HttpJson.Reply> request) throws InterruptedException {
+      long deadline = System.currentTimeMillis() + BUYER_DEADLINE_MS;
+      while (true) {
+        HttpJson.Reply r;
+        try {
+          r = request.apply(api);
+        } catch (UncheckedIOException | IllegalStateException gone) {
+          if (System.currentTimeMillis() > deadline) throw gone;
+          if (api != fallback) {
+            api = fallback;
+            failedOver.incrementAndGet();
+          }
+          RETRIED.incrementAndGet();
+          Thread.sleep(300);
+          continue;
+        }
+        if (r.status() < 500 || System.currentTimeMillis() > deadline) return r;
+        RETRIED.incrementAndGet();
+        Thread.sleep(300);
+      }
+    }
+  }
+
+  /** CPU nanoseconds so far of each part of the shape. */
+  record Cpu(long server, long serverPg, long ordersPg, long service, long self) {
+    Cpu minus(Cpu o) {
+      return new Cpu(server - o.server, serverPg - o.serverPg, ordersPg - o.ordersPg, service - o.service, self - o.self);
+    }
+  }
+
+  private Cpu cpu(long serverPid, long serverPgPid, long ordersPg) {
+    long jvms = 0;
+    for (ChildJvm c : List.of(apiB, worker1, worker2, relay)) jvms += ProcStat.cpuNanos(c.pid()).orElse(0);
+    return new Cpu(ProcStat.cpuNanos(serverPid).orElse(0), serverPgPid > 0 ? tree(serverPgPid) : 0,
+        tree(ordersPg), jvms, ProcStat.cpuNanos(ProcessHandle.current().pid()).orElse(0));
+  }
+
+  /** A postmaster with its backends (live ones, and the exited ones it reaped). */
+  private static long tree(long pid) {
+    long sum = ProcStat.cpuNanos(pid).orElse(0);
+    for (ProcessHandle child : ProcessHandle.of(pid).map(h -> h.children().toList()).orElse(List.of())) {
+      sum += ProcStat.cpuNanos(child.pid()).orElse(0);
+    }
+    return sum;
+  }
+
+  private static String randomHex(int bytes) {
+    byte[] raw = new byte[bytes];
+    new SecureRandom().nextBytes(raw);
+    return HexFormat.of().formatHex(raw);
+  }
+}
