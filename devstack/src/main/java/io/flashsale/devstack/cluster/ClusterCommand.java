@@ -21,6 +21,9 @@ public class ClusterCommand extends Command {
     subparser.addArgument("--ui-port").type(Integer.class).setDefault(8233);
     subparser.addArgument("--api-port").type(Integer.class).setDefault(8080);
     subparser.addArgument("--admin-port").type(Integer.class).setDefault(8081);
+    subparser.addArgument("--without-service").action(net.sourceforge.argparse4j.impl.Arguments.storeTrue())
+        .help("only the Temporal server, its PostgreSQL and the Web UI: API, worker and relay processes join it"
+            + " with --engine external (or a benchmark does)");
   }
 
   @Override
@@ -30,9 +33,9 @@ public class ClusterCommand extends Command {
     if (!data.isAbsolute()) data = home.resolve(data);
     long t0 = System.nanoTime();
     Cluster cluster = Cluster.start(new Cluster.Settings(home, data, ns.getInt("temporal_port"), ns.getInt("ui_port"),
-        ns.getInt("api_port"), ns.getInt("admin_port"), true), System.out::println, true);
+        ns.getInt("api_port"), ns.getInt("admin_port"), !ns.getBoolean("without_service")), System.out::println, true);
     System.out.println(cluster.banner() + "Started in " + (System.nanoTime() - t0) / 1_000_000 + " ms (Ctrl-C stops"
-        + " the service, the UI, the Temporal server, then PostgreSQL)");
+        + " what started, newest first: the service, the UI, the Temporal server, then PostgreSQL)");
     Thread.currentThread().join();
   }
 }
