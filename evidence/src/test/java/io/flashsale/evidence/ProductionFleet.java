@@ -175,11 +175,20 @@ final class ProductionFleet implements AutoCloseable {
 
   @Override
   public void close() throws InterruptedException {
-    for (ChildJvm c : List.of(relay, worker2, worker1, apiB)) c.close();
+    InterruptedException interrupted = null;
+    for (ChildJvm c : List.of(relay, worker2, worker1, apiB)) {
+      try {
+        c.close();
+      } catch (InterruptedException e) {
+        interrupted = e; // the others are still stopped
+      }
+    }
+    if (interrupted != null) throw interrupted;
   }
 
   /** What a sale's buyers ended with, and when the last create was answered. */
-  record Sale(Map<String, Integer> outcomes, long allCreatedNanos, int failedOver, String faultError) {}
+  record Sale(Map<String, Integer> outcomes, long allCreatedNanos, long lastCreateAnsweredAt, int failedOver,
+      String faultError) {}
 
   /**
    * {@code buyers} buyers, odd ones on B, each creating one unit then paying it; a buyer started
@@ -188,11 +197,12 @@ final class ProductionFleet implements AutoCloseable {
    */
   Sale sale(String sku, int buyers, long staggerMs, Runnable faults) throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(staggerMs > 0 ? buyers : 16);
-    Future<?> faultRun = faults == null ? null : Executors.newSingleThreadExecutor(r -> {
+    ExecutorService faultThread = Executors.newSingleThreadExecutor(r -> {
       Thread t = new Thread(r, "x30-faults");
       t.setDaemon(true);
       return t;
-    }).submit(faults);
+    });
+    Future<?> faultRun = faults == null ? null : faultThread.submit(faults);
     AtomicInteger failedOver = new AtomicInteger();
     java.util.concurrent.atomic.AtomicLong lastCreated = new java.util.concurrent.atomic.AtomicLong();
     long start = System.nanoTime();
@@ -204,19 +214,20 @@ final class ProductionFleet implements AutoCloseable {
         String subject = String.format("user-%s-%03d", sku, n);
         Buyer buyer = Buyer.login(n % 2 == 1 ? onB : a, a, subject, failedOver);
         HttpJson.Reply created = buyer.send(api -> Buyers.create(api, "x30-" + n, sku, 1));
-        lastCreated.accumulateAndGet(System.nanoTime() - start, Math::max);
+        lastCreated.accumulateAndGet(System.nanoTime(), Math::max);
         if (created.status() == 409 && "SOLD_OUT".equals(created.text("outcome"))) return "SOLD_OUT";
         boolean ordered = created.status() == 201 || created.status() == 200 && "REPLAY".equals(created.text("outcome"));
         if (!ordered) return created.status() + " " + created.raw();
         String orderId = created.text("order_id");
         HttpJson.Reply paid = buyer.send(api -> Buyers.pay(api, orderId));
-        return paid.status() >= 500 ? "pay " + paid.status() : "CREATED";
+        // how the order ended is read from the database; a pay not answered 2xx is told apart here
+        return paid.status() / 100 == 2 ? "CREATED" : "CREATED, pay answered " + paid.status() + " " + (paid.text("code") != null ? paid.text("code") : paid.text("outcome"));
       });
     }
     Map<String, Integer> outcomes = new TreeMap<>();
     try {
       List<Future<String>> results = pool.invokeAll(calls);
-      long created = lastCreated.get();
+      long created = lastCreated.get() - start;
       for (Future<String> f : results) outcomes.merge(f.get(), 1, Integer::sum);
       String faultError = null;
       if (faultRun != null) {
@@ -226,9 +237,11 @@ final class ProductionFleet implements AutoCloseable {
           faultError = String.valueOf(e.getCause() == null ? e : e.getCause());
         }
       }
-      return new Sale(outcomes, created, failedOver.get(), faultError);
+      return new Sale(outcomes, created, lastCreated.get(), failedOver.get(), faultError);
     } finally {
       pool.shutdownNow();
+      if (faultRun != null) faultRun.cancel(true);
+      faultThread.shutdownNow();
     }
   }
 
@@ -245,14 +258,22 @@ final class ProductionFleet implements AutoCloseable {
     }
 
     /** Logs in at its home instance, or at A when that one is gone (the same token works on both). */
-    static Buyer login(HttpJson home, HttpJson a, String subject, AtomicInteger failedOver) {
-      try {
-        HttpJson onHome = home.login("t1", subject);
-        return new Buyer(onHome, a.as(onHome.token()), failedOver);
-      } catch (UncheckedIOException gone) {
-        failedOver.incrementAndGet();
-        HttpJson onA = a.login("t1", subject);
-        return new Buyer(onA, onA, failedOver);
+    static Buyer login(HttpJson home, HttpJson a, String subject, AtomicInteger failedOver) throws InterruptedException {
+      long deadline = System.currentTimeMillis() + BUYER_DEADLINE_MS;
+      HttpJson at = home;
+      while (true) {
+        try {
+          HttpJson signedIn = at.login("t1", subject);
+          return new Buyer(signedIn, at == a ? signedIn : a.as(signedIn.token()), failedOver);
+        } catch (UncheckedIOException gone) { // its API is gone: at A from now on
+          if (System.currentTimeMillis() > deadline) throw gone;
+          if (at != a) failedOver.incrementAndGet();
+          at = a;
+        } catch (IllegalStateException notAnswered) { // e.g. 503: again, same instance
+          if (System.currentTimeMillis() > deadline) throw notAnswered;
+        }
+        RETRIED.incrementAndGet();
+        Thread.sleep(300);
       }
     }
 
@@ -289,18 +310,23 @@ final class ProductionFleet implements AutoCloseable {
 
   private Cpu cpu(long serverPid, long serverPgPid, long ordersPg) {
     long jvms = 0;
-    for (ChildJvm c : List.of(apiB, worker1, worker2, relay)) jvms += ProcStat.cpuNanos(c.pid()).orElse(0);
-    return new Cpu(ProcStat.cpuNanos(serverPid).orElse(0), serverPgPid > 0 ? tree(serverPgPid) : 0,
-        tree(ordersPg), jvms, ProcStat.cpuNanos(ProcessHandle.current().pid()).orElse(0));
+    for (ChildJvm c : List.of(apiB, worker1, worker2, relay)) jvms += cpuOf(c.pid());
+    return new Cpu(cpuOf(serverPid), serverPgPid > 0 ? tree(serverPgPid) : 0,
+        tree(ordersPg), jvms, cpuOf(ProcessHandle.current().pid()));
   }
 
   /** A postmaster with its backends (live ones, and the exited ones it reaped). */
   private static long tree(long pid) {
-    long sum = ProcStat.cpuNanos(pid).orElse(0);
+    long sum = cpuOf(pid);
     for (ProcessHandle child : ProcessHandle.of(pid).map(h -> h.children().toList()).orElse(List.of())) {
       sum += ProcStat.cpuNanos(child.pid()).orElse(0);
     }
     return sum;
+  }
+
+  /** A process's CPU so far; a process gone or unreadable fails the figures rather than counting 0. */
+  private static long cpuOf(long pid) {
+    return ProcStat.cpuNanos(pid).orElseThrow(() -> new AssertionError("no CPU time for pid " + pid));
   }
 
   private static String randomHex(int bytes) {
