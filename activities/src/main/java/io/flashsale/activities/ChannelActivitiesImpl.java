@@ -10,6 +10,7 @@ import io.flashsale.paymentchannel.PaymentChannel;
 import io.flashsale.paymentchannel.PaymentChannels;
 import io.flashsale.paymentchannel.RefundRequest;
 import io.flashsale.workflows.ChannelActivities;
+import io.flashsale.workflows.ChannelActivities.Converged;
 import io.temporal.failure.ApplicationFailure;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -95,6 +96,22 @@ public class ChannelActivitiesImpl implements ChannelActivities {
     ChannelAnswer a = answer(channelFor(orderId).close(orderId));
     log.info("order {} close -> {}", orderId, a.result());
     return a;
+  }
+
+  @Override
+  public Converged converge(String orderId) {
+    ChannelAnswer a = query(orderId);
+    boolean byClose = a.result() == ChannelResult.NOT_FOUND;
+    if (byClose) {
+      // NOT_FOUND is not "not charged": the request may still land; a close makes it never land
+      a = close(orderId);
+    }
+    if (!a.definite()) {
+      // retryable: the server retries it with the round's backoff, adding no history meanwhile
+      throw ApplicationFailure.newFailure("order " + orderId + ": no definite answer from the channel ("
+          + a.detail() + ")", "CHANNEL_NO_ANSWER");
+    }
+    return new Converged(a, byClose);
   }
 
   @Override

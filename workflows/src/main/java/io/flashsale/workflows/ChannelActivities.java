@@ -13,6 +13,15 @@ public interface ChannelActivities {
 
   ChannelAnswer close(String orderId);
 
+  /** A convergence round's answer: definite, and whether a close (after NOT_FOUND) gave it. */
+  record Converged(ChannelAnswer answer, boolean byClose) {}
+
+  /**
+   * Query; on NOT_FOUND close first. A definite answer returns; no answer throws a retryable
+   * failure, so the server retries it with the round's backoff and adds no history while it does.
+   */
+  Converged converge(String orderId);
+
   /** Refund with the fixed key rf-&lt;orderId&gt;; throws on no answer so Temporal retries it. */
   ChannelAnswer refund(String orderId, long amount);
 }

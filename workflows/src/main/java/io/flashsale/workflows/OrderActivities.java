@@ -66,4 +66,11 @@ public interface OrderActivities {
 
   /** REFUNDING → REFUNDED once the channel confirmed the refund. */
   Step completeRefund(String orderId, String cause);
+
+  /**
+   * Records on the order's row why it needs an operator ({@code orders.attention}, a value of
+   * {@link io.flashsale.domain.Attention}, with a detail and since when), or clears it when reason
+   * is null. Idempotent; touches neither status nor version.
+   */
+  void markAttention(String orderId, String reason, String detail);
 }

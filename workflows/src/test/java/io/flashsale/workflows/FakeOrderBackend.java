@@ -51,6 +51,10 @@ public final class FakeOrderBackend {
   volatile java.util.concurrent.CountDownLatch stepGate;
   /** A charge finds its unit sold meanwhile: the order goes to REFUNDING instead of PAID. */
   volatile boolean stockLost;
+  /** The channel refuses every refund (a definite REFUND_REFUSED) while set. */
+  volatile boolean refundRefused;
+  /** What markAttention last wrote (null: cleared or never set). */
+  volatile String attention;
   /** refund fails (no answer) this many times. */
   final AtomicInteger refundFailures = new AtomicInteger();
   /** beginPay fails with a transient (retryable) error this many times. */
@@ -246,6 +250,12 @@ public final class FakeOrderBackend {
         return move(OrderStatus.REFUNDED, cause, "REFUNDED");
       }
     }
+
+    @Override
+    public void markAttention(String orderId, String reason, String detail) {
+      note("markAttention");
+      attention = reason;
+    }
   };
 
   public final ChannelActivities channel = new ChannelActivities() {
@@ -278,8 +288,22 @@ public final class FakeOrderBackend {
     }
 
     @Override
+    public Converged converge(String orderId) {
+      note("converge");
+      ChannelResult scripted = nextQueryAnswers.poll();
+      ChannelAnswer a = new ChannelAnswer(scripted != null ? scripted : queryAnswer, "txn-1", null);
+      boolean byClose = a.result() == ChannelResult.NOT_FOUND;
+      if (byClose) a = close(orderId);
+      if (!a.definite()) throw io.temporal.failure.ApplicationFailure.newFailure("no answer", "CHANNEL_NO_ANSWER");
+      return new Converged(a, byClose);
+    }
+
+    @Override
     public ChannelAnswer refund(String orderId, long amount) {
       note("refund");
+      if (refundRefused) {
+        throw io.temporal.failure.ApplicationFailure.newNonRetryableFailure("refund refused", "REFUND_REFUSED");
+      }
       if (refundFailures.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
         throw new IllegalStateException("refund: no answer from the channel");
       }
