@@ -123,7 +123,7 @@ public class ChannelActivitiesImpl implements ChannelActivities {
       // a definite refusal (not charged, other amount, refunded under another key): retrying the
       // same request cannot help; the workflow waits and tries a later round, an operator looks
       throw ApplicationFailure.newNonRetryableFailure("refund of " + orderId + " refused: " + a.detail(),
-          "REFUND_REFUSED");
+          ChannelActivities.REFUND_REFUSED);
     }
     if (a.result() != ChannelResult.REFUNDED) {
       // Temporal retries with the same refund key; the channel answers a replay with the same refund

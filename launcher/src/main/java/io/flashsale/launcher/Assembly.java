@@ -98,7 +98,8 @@ public final class Assembly {
   public static OrderSettings orderSettings(FlashsaleConfiguration.OrderTimings o) {
     return new OrderSettings(o.reservationTtl.toMilliseconds(), o.unknownFirstQuery.toMilliseconds(),
         o.unknownQueryCap.toMilliseconds(), o.lateNoticeWindow.toMilliseconds(), o.continueAsNewAfterEvents,
-        o.localDatabaseSteps);
+        o.localDatabaseSteps, o.channelTaskQueue.isBlank() ? null : o.channelTaskQueue,
+        o.attentionAfter.toMilliseconds());
   }
 
   /** The API's order commands on the engine, each waiting at most {@code temporal.callDeadline}. */

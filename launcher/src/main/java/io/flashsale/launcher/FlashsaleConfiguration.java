@@ -329,6 +329,18 @@ public class FlashsaleConfiguration extends Configuration {
      * activity workers.
      */
     @JsonProperty public boolean localDatabaseSteps = true;
+    /**
+     * The task queue of the channel's activities, polled by workers of its own in every process
+     * that runs activities, so a backlog of database steps never delays a charge past its start
+     * bound. Empty: the orders' queue (deploy workers that poll the channel's queue first).
+     */
+    @NotNull @JsonProperty public String channelTaskQueue = io.flashsale.workflows.WorkflowIds.CHANNEL_TASK_QUEUE;
+    /**
+     * An UNKNOWN or REFUNDING order whose first round at the channel got no definite answer for
+     * this long raises OrderAttention (UNKNOWN_AGED, REFUND_AGED) and goes on in longer rounds.
+     */
+    @NotNull @MinDuration(value = 1, unit = TimeUnit.SECONDS) @JsonProperty
+    public Duration attentionAfter = Duration.minutes(30);
   }
 
   public static class RelaySettings {

@@ -155,10 +155,26 @@ public final class TemporalRuntime implements Managed {
     Worker worker = workers.newWorker(WorkflowIds.TASK_QUEUE, options);
     if (workflows) worker.registerWorkflowImplementationTypes(OrderWorkflowImpl.class);
     if (activities) {
+      // the channel on the orders' queue too: runs started without a channel queue schedule it there
       worker.registerActivitiesImplementations(orders, channel);
+      registerChannelWorker(channel, options);
     } else if (workflows) {
       worker.registerActivitiesImplementations(orders);
     }
+  }
+
+  /**
+   * The channel's activities on their own queue with their own pollers and slots: a backlog of
+   * database steps on the orders' queue cannot hold a charge past its start bound (docs/DESIGN.md
+   * §Every order ends). Channel calls hold no database connection.
+   */
+  private void registerChannelWorker(ChannelActivities channel, io.temporal.worker.WorkerOptions orderOptions) {
+    int slots = Math.max(16, orderOptions.getMaxConcurrentActivityExecutionSize());
+    Worker worker = workers.newWorker(WorkflowIds.CHANNEL_TASK_QUEUE, io.temporal.worker.WorkerOptions.newBuilder()
+        .setMaxConcurrentActivityExecutionSize(slots)
+        .setMaxConcurrentActivityTaskPollers(Math.max(2, orderOptions.getMaxConcurrentActivityTaskPollers()))
+        .build());
+    worker.registerActivitiesImplementations(channel);
   }
 
   /**

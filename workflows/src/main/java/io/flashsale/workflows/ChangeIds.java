@@ -79,6 +79,21 @@ final class ChangeIds {
    */
   static final String ADOPT_LOST_CREATE = "adopt-lost-create";
 
+  /**
+   * Every non-final status has a deadline and an owner (docs/DESIGN.md §Every order ends): a PAYING
+   * order with no pay in flight in this run becomes UNKNOWN; UNKNOWN and REFUNDING converge in
+   * rounds of one activity whose retries the server keeps, and raise OrderAttention when a round
+   * runs out or a refund is refused; a deadline already past acts without a timer; a cancelled
+   * run answers its handlers before it ends. Asked where the first of these acts differs.
+   * Removable after 2026-12-06 + longest run lifetime.
+   */
+  static final String OWNED_DEADLINES = "owned-deadlines";
+
+  /** This run takes the {@link #OWNED_DEADLINES} branches. */
+  static boolean ownedDeadlines() {
+    return Workflow.getVersion(OWNED_DEADLINES, Workflow.DEFAULT_VERSION, 1) == 1;
+  }
+
   /** This run keeps a lean history ({@link #LEAN_HISTORY}, asked at the order's first status change). */
   static boolean leanHistory() {
     return Workflow.getVersion(LEAN_HISTORY, Workflow.DEFAULT_VERSION, 1) == 1;

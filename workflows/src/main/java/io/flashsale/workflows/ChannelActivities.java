@@ -7,6 +7,9 @@ import io.temporal.activity.ActivityInterface;
 @ActivityInterface
 public interface ChannelActivities {
 
+  /** Failure type of a refund the channel definitely refused (not retried: the same request cannot help). */
+  String REFUND_REFUSED = "REFUND_REFUSED";
+
   ChannelAnswer charge(String orderId, long amount);
 
   ChannelAnswer query(String orderId);

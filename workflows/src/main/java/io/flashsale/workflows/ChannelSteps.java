@@ -3,6 +3,7 @@ package io.flashsale.workflows;
 import io.flashsale.domain.ChannelAnswer;
 import io.flashsale.domain.OrderView;
 import io.flashsale.paymentchannel.ChannelResult;
+import io.temporal.activity.ActivityCancellationType;
 import io.temporal.activity.ActivityOptions;
 import io.temporal.api.enums.v1.TimeoutType;
 import io.temporal.common.RetryOptions;
@@ -57,14 +58,57 @@ final class ChannelSteps {
                   .build())
           .build();
 
+  private final OrderSettings settings;
+
+  ChannelSteps(OrderSettings settings) {
+    this.settings = settings;
+  }
+
   /**
    * A stub for one call, whose summary the engine keeps with the scheduled activity: the Web UI
    * and {@code temporal workflow show} read "charge ord-… 1990", not a bare activity type
-   * (docs/DESIGN.md §Readable histories).
+   * (docs/DESIGN.md §Readable histories). It goes to the channel's own task queue when the run's
+   * settings name one.
    */
-  private static ChannelActivities channel(ActivityOptions options, String summary) {
-    return Workflow.newActivityStub(ChannelActivities.class,
-        ActivityOptions.newBuilder(options).setSummary(summary).build());
+  private ChannelActivities channel(ActivityOptions options, String summary) {
+    ActivityOptions.Builder b = ActivityOptions.newBuilder(options).setSummary(summary);
+    if (settings.channelTaskQueue() != null) b.setTaskQueue(settings.channelTaskQueue());
+    return Workflow.newActivityStub(ChannelActivities.class, b.build());
+  }
+
+  /**
+   * A round at the channel: one activity whose attempts the server retries with the order's
+   * backoff (doubling up to unknownQueryCap), adding no history meanwhile,
+   * until a definite answer, a definite refusal or the round's bound.
+   */
+  private ActivityOptions round(Duration bound) {
+    return ActivityOptions.newBuilder()
+        .setStartToCloseTimeout(Duration.ofSeconds(10))
+        .setScheduleToCloseTimeout(bound)
+        .setCancellationType(ActivityCancellationType.TRY_CANCEL)
+        .setRetryOptions(RetryOptions.newBuilder()
+            // after the first delay (unknownFirstQuery) the waits double from twice it, as before rounds
+            .setInitialInterval(Duration.ofMillis(Math.max(1, 2 * settings.unknownFirstQueryMillis())))
+            .setBackoffCoefficient(2)
+            .setMaximumInterval(Duration.ofMillis(Math.max(settings.unknownFirstQueryMillis(), settings.unknownQueryCapMillis())))
+            .build())
+        .build();
+  }
+
+  /** A convergence round for an UNKNOWN order: query, close first on NOT_FOUND, until definite. */
+  ChannelRound<ChannelActivities.Converged> convergeRound(String orderId, int round) {
+    Duration bound = settings.roundBound(round);
+    ChannelActivities stub = channel(round(bound), "query the channel for UNKNOWN " + orderId + " (round "
+        + (round + 1) + ", up to " + bound.toMinutes() + " min)");
+    return ChannelRound.start(() -> stub.converge(orderId));
+  }
+
+  /** A refund round with the order's refund key, until confirmed, refused or the round's bound. */
+  ChannelRound<ChannelAnswer> refundRound(OrderView order, int round) {
+    Duration bound = settings.roundBound(round);
+    ChannelActivities stub = channel(round(bound), "refund " + order.orderId() + " " + order.amount() + " (round "
+        + (round + 1) + ", up to " + bound.toMinutes() + " min)");
+    return ChannelRound.start(() -> stub.refund(order.orderId(), order.amount()));
   }
 
   /** The charge's answer: UNKNOWN when it may have happened, CHARGE_NEVER_STARTED when it cannot have. */

@@ -144,6 +144,8 @@ final class Deadlines {
     if (timerScope != null && (timerAt != wakeAt || timerScope.isCancelRequested())) cancelTimer();
     if (wakeAt == Long.MAX_VALUE) return awaitForever(condition);
     if (timerScope == null) {
+      // a deadline already past acts at once: a timer would only add events (an adopted create)
+      if (wakeAt <= Workflow.currentTimeMillis() && ChangeIds.ownedDeadlines()) return false;
       timerEnded = Workflow.newPromise();
       timerScope = startTimer(Duration.ofMillis(Math.max(1, wakeAt - Workflow.currentTimeMillis())), summary, timerEnded);
       timerAt = wakeAt;

@@ -1,5 +1,6 @@
 package io.flashsale.workflows;
 
+import io.flashsale.domain.Attention;
 import io.flashsale.domain.ChannelAnswer;
 import io.flashsale.domain.CommandOutcome;
 import io.flashsale.domain.CreateOrder;
@@ -40,7 +41,7 @@ import org.slf4j.Logger;
 public class OrderWorkflowImpl implements OrderWorkflow {
   private static final Logger log = Workflow.getLogger(OrderWorkflowImpl.class);
 
-  private final ChannelSteps channel = new ChannelSteps();
+  private final ChannelSteps channel;
   private final DatabaseSteps database;
   private final Deadlines deadlines;
 
@@ -66,6 +67,19 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   private boolean adopted;
   /** The run was cancelled (temporal workflow cancel): settle the order, then end. */
   private boolean cancelRequested;
+  /** A pay of this run holds the order (from beginPay to its answer applied). */
+  private boolean payInFlight;
+  /** The round at the channel in flight for an UNKNOWN order, or for a REFUNDING one (docs/DESIGN.md §Every order ends). */
+  private ChannelRound<ChannelActivities.Converged> converging;
+  private ChannelRound<ChannelAnswer> refunding;
+  /** Rounds of the current status that ended without a definite answer (or were refused). */
+  private int roundsRun;
+  /** An UNKNOWN order's first query is due (its first delay has passed): rounds may start. */
+  private boolean firstQueryDue;
+  /** After a refused refund, the next round waits until then (workflow clock, ms). */
+  private long nextRefundAt;
+  /** Why the order asks for an operator, as this run raised it (orders.attention, OrderAttention), or null. */
+  private Attention raised;
 
   /**
    * The settings are known before any handler runs: with update-with-start the create handler can
@@ -77,6 +91,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     // order must already see that it waits for the load (awaitOrder), not find no order at all
     this.start = start;
     this.settings = start.settings() == null ? OrderSettings.defaults() : start.settings();
+    channel = new ChannelSteps(settings);
     database = new DatabaseSteps(settings.localDatabaseSteps(), start.orderId(), () -> order, effect -> lastEffect = effect);
     deadlines = new Deadlines(settings, this::orderName);
   }
@@ -189,6 +204,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   private void loop() {
     while (true) {
       if (!cancelRequested && historyTooLong() && Workflow.isEveryHandlerFinished()) {
+        endRounds(); // the next run starts its own
         continueAsNew();
       }
       if (!notices.isEmpty()) {
@@ -196,17 +212,31 @@ public class OrderWorkflowImpl implements OrderWorkflow {
         continue;
       }
       OrderStatus status = order.status();
+      if (converging != null && status != OrderStatus.UNKNOWN || refunding != null && status != OrderStatus.REFUNDING) {
+        endRounds(); // the order left the status the round was for
+      }
       // a switch expression: a new status does not compile until it is handled here
       boolean goOn = switch (status) {
         case REFUNDING -> {
           deadlines.cancelTimer(); // its rounds wait on their own backoff
-          refund();
+          if (ChangeIds.ownedDeadlines()) {
+            awaitRefund();
+          } else {
+            refund();
+          }
           yield true;
         }
-        case PAID, FAILED, CANCELLED, REFUNDED -> awaitLateNotices();
+        case PAID, FAILED, CANCELLED, REFUNDED -> {
+          clearAttention();
+          yield awaitLateNotices();
+        }
         case CREATED, PAYING, UNKNOWN -> {
           if (status == OrderStatus.CREATED && cancelRequested) {
             locked(() -> step("cancel", db -> db.cancel(order.orderId(), "workflow cancelled")));
+          } else if (status == OrderStatus.PAYING && !payInFlight && ChangeIds.ownedDeadlines()) {
+            payLost();
+          } else if (status == OrderStatus.UNKNOWN && ChangeIds.ownedDeadlines()) {
+            awaitConvergence();
           } else if (!awaitChangeOrDeadline(status)) {
             onDeadline();
           }
@@ -233,7 +263,13 @@ public class OrderWorkflowImpl implements OrderWorkflow {
    * when a notice came and the loop goes on, false when the run may end.
    */
   private boolean awaitLateNotices() {
-    if (cancelRequested) return false; // a later notice starts a new run (signal-with-start)
+    if (cancelRequested) {
+      // an update accepted is answered before the run ends; a later notice starts a new run (signal-with-start)
+      if (!Workflow.isEveryHandlerFinished() && ChangeIds.ownedDeadlines()) {
+        Workflow.await(Workflow::isEveryHandlerFinished);
+      }
+      return false;
+    }
     if (neverReachedTheChannel() && ChangeIds.endsUnchargedAtOnce()) {
       // the channel never saw this order, so no notice of it is due; one that comes anyway starts
       // a new run by signal-with-start, which loads the order and applies it (docs/DESIGN.md
@@ -255,11 +291,164 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     return order.status() == OrderStatus.CANCELLED && order.version() == 2;
   }
 
-  /** Waits for a notice or a new order version until the next deadline; false when the deadline came. */
+  /**
+   * Waits for a notice, a new order version or the end of a pay until the next deadline; false
+   * when the deadline came.
+   */
   private boolean awaitChangeOrDeadline(OrderStatus status) {
     int seenVersion = order.version();
+    boolean seenPay = payInFlight;
     return deadlines.awaitChangeOrDeadline(status == OrderStatus.UNKNOWN,
-        () -> !notices.isEmpty() || order.version() != seenVersion);
+        () -> !notices.isEmpty() || order.version() != seenVersion || payInFlight != seenPay);
+  }
+
+  /**
+   * PAYING with no pay of this run in flight: the pay that began it is gone with its answer (its
+   * update was lost with a worker, or an earlier run made it), so whoever put the row there, the
+   * order is UNKNOWN and converges by query (docs/DESIGN.md §Every order ends).
+   */
+  private void payLost() {
+    lock.lock();
+    try {
+      if (order.status() != OrderStatus.PAYING) return;
+      log.warn("order {} is PAYING with no pay in flight in this run: its charge answer is lost", order.orderId());
+      track(step("applyChannelAnswer", db -> db.applyChannelAnswer(order.orderId(),
+          ChannelAnswer.unknown("no pay in flight"), "repair: charge answer lost")));
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  /**
+   * UNKNOWN converges in rounds at the channel (query; NOT_FOUND: close first), each one activity
+   * whose retries the server keeps, so a day's outage costs the history what a minute's does. The
+   * loop still wakes for notices and the reservation's expiry. A round that runs out raises
+   * UNKNOWN_AGED and the next, longer one starts.
+   */
+  private void awaitConvergence() {
+    int seenVersion = order.version();
+    if (converging == null && !firstQueryDue) {
+      // the first query waits unknownFirstQuery: a charge still on its way is found, not closed
+      if (!deadlines.awaitChangeOrDeadline(true, () -> !notices.isEmpty() || order.version() != seenVersion)) {
+        long now = Workflow.currentTimeMillis();
+        expireIfDue();
+        firstQueryDue = deadlines.queryDue(now);
+      }
+      return;
+    }
+    if (converging == null) converging = channel.convergeRound(order.orderId(), roundsRun);
+    ChannelRound<ChannelActivities.Converged> round = converging;
+    if (!deadlines.awaitChangeOrDeadline(false,
+        () -> !notices.isEmpty() || order.version() != seenVersion || round.isDone())) {
+      expireIfDue();
+      return;
+    }
+    if (!round.isDone()) return; // a notice or another step: the loop looks again
+    converging = null;
+    ChannelRound.End<ChannelActivities.Converged> end = round.end();
+    if (end.cancelled()) return;
+    if (end.succeeded()) {
+      roundsRun = 0;
+      ChannelActivities.Converged c = end.result();
+      String cause = c.byClose() ? "close" : "query";
+      lock.lock();
+      try {
+        if (order.status() == OrderStatus.UNKNOWN) {
+          track(step("applyChannelAnswer", db -> db.applyChannelAnswer(order.orderId(), c.answer(), cause)));
+        }
+      } finally {
+        lock.unlock();
+      }
+      return;
+    }
+    roundsRun++;
+    raiseAttention(Attention.UNKNOWN_AGED, "no definite answer from the channel in round " + roundsRun + ": " + end.why());
+  }
+
+  /**
+   * REFUNDING: rounds of refund attempts with the order's refund key (the channel never refunds
+   * twice), each one activity whose retries the server keeps. A round that runs out raises
+   * REFUND_AGED; a definite refusal raises REFUND_REFUSED at once and the next round waits for a
+   * notice or a long pause (an operator may settle it meanwhile).
+   */
+  private void awaitRefund() {
+    int seenVersion = order.version();
+    if (refunding == null) {
+      long wait = nextRefundAt - Workflow.currentTimeMillis();
+      if (wait > 0 && Deadlines.awaitOrTimeout(Duration.ofMillis(wait),
+          "retry the refused refund of " + order.orderId() + " at " + Deadlines.at(nextRefundAt),
+          () -> !notices.isEmpty() || order.version() != seenVersion)) {
+        return; // a notice or another step: the loop looks again
+      }
+      refunding = channel.refundRound(order, roundsRun);
+    }
+    ChannelRound<ChannelAnswer> round = refunding;
+    Deadlines.awaitUnlessCancelled(() -> !notices.isEmpty() || order.version() != seenVersion || round.isDone());
+    if (!round.isDone()) return;
+    refunding = null;
+    ChannelRound.End<ChannelAnswer> end = round.end();
+    if (end.cancelled()) return;
+    if (end.succeeded()) {
+      roundsRun = 0;
+      locked(() -> order.status() == OrderStatus.REFUNDING
+          ? step("completeRefund", db -> db.completeRefund(order.orderId(), "refund reply"))
+          : new Step("NOOP", order, List.of()));
+      return;
+    }
+    roundsRun++;
+    if (end.refused(ChannelActivities.REFUND_REFUSED)) {
+      // a pause as long as a round: the first after half an hour by default, then longer
+      nextRefundAt = Workflow.currentTimeMillis() + settings.roundBound(roundsRun - 1).toMillis();
+      raiseAttention(Attention.REFUND_REFUSED, end.why());
+    } else {
+      raiseAttention(Attention.REFUND_AGED, "refund not confirmed in round " + roundsRun + ": " + end.why());
+    }
+  }
+
+  /** Cancels the round at the channel in flight, if any. */
+  private void endRounds() {
+    if (converging != null) converging.cancel();
+    if (refunding != null) refunding.cancel();
+    converging = null;
+    refunding = null;
+    roundsRun = 0;
+    nextRefundAt = 0;
+  }
+
+  /**
+   * The order cannot end on its own for now: the row (orders.attention, read by reconciliation
+   * and the metric) and the search attribute OrderAttention (one query lists them in the Web UI)
+   * say why. Raised once per reason; the order goes on trying.
+   */
+  private void raiseAttention(Attention reason, String detail) {
+    lastEffect = "ATTENTION " + reason.value() + ": " + detail;
+    log.warn("order {} needs an operator: {} ({})", order.orderId(), reason.value(), detail);
+    if (raised == reason) return;
+    raised = reason;
+    step("markAttention", db -> {
+      db.markAttention(order.orderId(), reason.value(), detail);
+      return null;
+    });
+    Workflow.upsertTypedSearchAttributes(OrderWorkflow.ORDER_ATTENTION.valueSet(reason.value()));
+    Visibility.attentionDetails(order, lastEffect);
+  }
+
+  /** The order ended: the attention this run raised is lowered. */
+  private void clearAttention() {
+    if (raised == null) return;
+    raised = null;
+    step("markAttention", db -> {
+      db.markAttention(order.orderId(), null, null);
+      return null;
+    });
+    Workflow.upsertTypedSearchAttributes(OrderWorkflow.ORDER_ATTENTION.valueUnset());
+  }
+
+  /** The reservation's deadline came: it expires (CREATED is cancelled; PAYING and UNKNOWN release the unit). */
+  private void expireIfDue() {
+    if (deadlines.expiryDue(Workflow.currentTimeMillis())) {
+      locked(() -> step("expireReservation", db -> db.expireReservation(order.orderId())));
+    }
   }
 
   /** A deadline came: expire the reservation, and converge an UNKNOWN order by query (with backoff). */
@@ -331,6 +520,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     CommandResult refused = CommandRefusals.pay(facts());
     if (refused != null) return refused;
     command = Command.PAY;
+    payInFlight = true;
     lock.lock();
     try {
       track(step("beginPay", db -> db.beginPay(order.orderId())));
@@ -344,6 +534,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       log.info("order {} pay {} -> {}", order.orderId(), answer.result(), order.status());
       return new CommandResult(null, order.status(), order.version());
     } finally {
+      payInFlight = false;
       lock.unlock();
     }
   }

@@ -49,6 +49,8 @@ public final class FakeOrderBackend {
   volatile java.util.concurrent.CountDownLatch chargeGate;
   /** When set, applyChannelAnswer of a query's answer and applyNotice wait for it: a database step in flight. */
   volatile java.util.concurrent.CountDownLatch stepGate;
+  /** When set, cancel waits for it: a cancel step in flight. */
+  volatile java.util.concurrent.CountDownLatch cancelGate;
   /** A charge finds its unit sold meanwhile: the order goes to REFUNDING instead of PAID. */
   volatile boolean stockLost;
   /** The channel refuses every refund (a definite REFUND_REFUSED) while set. */
@@ -93,6 +95,14 @@ public final class FakeOrderBackend {
   synchronized void commitLostCreate(String tenant, String subject, String sku) {
     row = new OrderView("ord-0001", tenant, subject, sku, 1, 1990, OrderStatus.CREATED, 1, "ord-0001/r1");
     committed.add(new Transition(null, OrderStatus.CREATED, 1, "create"));
+  }
+
+  /**
+   * A pay whose beginPay committed CREATED → PAYING in a workflow task that never completed, and
+   * whose update the engine then dropped: the row is PAYING v2, no run knows, no charge left.
+   */
+  synchronized void commitLostPay() {
+    move(OrderStatus.PAYING, "pay", "PAYING");
   }
 
   private synchronized Step move(OrderStatus to, String cause, String effect) {
@@ -212,6 +222,7 @@ public final class FakeOrderBackend {
     @Override
     public Step cancel(String orderId, String cause) {
       note("cancel " + cause);
+      pass(cancelGate);
       synchronized (FakeOrderBackend.this) {
         if (row.status() == OrderStatus.CANCELLED) return same(CommandOutcome.REPLAY_CANCEL.name());
         if (row.status() != OrderStatus.CREATED) return same("REJECTED " + row.status());
@@ -289,7 +300,9 @@ public final class FakeOrderBackend {
 
     @Override
     public Converged converge(String orderId) {
-      note("converge");
+      // each attempt (the server retries the round) is a query, timed on the engine's clock as it starts
+      calls.add(new Call("query", engineClock.getAsLong()));
+      calls.add(new Call("converge", engineClock.getAsLong()));
       ChannelResult scripted = nextQueryAnswers.poll();
       ChannelAnswer a = new ChannelAnswer(scripted != null ? scripted : queryAnswer, "txn-1", null);
       boolean byClose = a.result() == ChannelResult.NOT_FOUND;

@@ -536,7 +536,7 @@ class OrderWorkflowTest {
   // ---- no worker, no database ----
 
   @Test
-  void aLocalStepThatOutlastsItsBoundGoesOnAsAnActivityTask() {
+  void aLocalStepThatOutlastsItsBoundGoesOnAsAnActivityTask() throws Exception {
     OrderWorkflow wf = created();
     long outage = OrderActivities.LOCAL_DB_STEP_BOUND.toMillis() + 3_000;
     backend.beginPayDownUntilMillis = System.currentTimeMillis() + outage;
@@ -545,6 +545,8 @@ class OrderWorkflowTest {
     long heartbeats = events(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED);
     System.out.println("workflow tasks completed across a " + outage + " ms outage of beginPay: " + heartbeats);
     assertEquals(0, events(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED));
+    WorkflowStub.fromTyped(wf).getResult(Void.class);
+    recordHistory("wf-local-step-fallback-to-activity-task");
   }
 
   @Test

@@ -14,6 +14,7 @@ import io.flashsale.domain.Notice;
 import io.flashsale.domain.OrderStatus;
 import io.temporal.api.enums.v1.EventType;
 import io.temporal.api.history.v1.HistoryEvent;
+import io.temporal.client.WorkflowStub;
 import io.temporal.testing.TestWorkflowEnvironment;
 import io.temporal.testing.TestWorkflowExtension;
 import io.temporal.worker.Worker;
@@ -62,6 +63,7 @@ class OrderWorkflowWorkerVariantsTest {
       wf.paymentNotification(new Notice(3, "ntf-3", "CHARGED", 1990, "txn-3"));
       waitFor(() -> backend.row().status() == OrderStatus.REFUNDING);
       assertEquals(0, harness.events(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED));
+      harness.recordHistory("wf-charge-start-bound-failed-late-charge-refunded");
     }
   }
 
@@ -121,6 +123,41 @@ class OrderWorkflowWorkerVariantsTest {
       assertEquals(1, types.subList(0, secondAccepted).stream().filter(t -> t == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED).count(),
           "the create and the command came in the run's first workflow task: " + types);
       return r;
+    }
+  }
+
+  /**
+   * The channel on a queue of its own: the orders' worker takes no activity tasks at all (its
+   * queue could be any backlog), a second worker polls only the channel's queue, and the charge
+   * starts there. Without the channel's queue the charge would wait on the orders' queue past its
+   * start bound and the pay would end FAILED.
+   */
+  @Nested
+  class ChannelOnItsOwnQueue {
+    private static final String CHANNEL_QUEUE = "flashsale-channel-test";
+    private final FakeOrderBackend backend = new FakeOrderBackend();
+    @RegisterExtension final TestWorkflowExtension engine = OrderTestHarness.extension(backend, false, false);
+    private OrderTestHarness harness;
+
+    @BeforeEach
+    void setUp(TestWorkflowEnvironment env, Worker worker) {
+      harness = new OrderTestHarness(env, worker, backend);
+      env.newWorker(CHANNEL_QUEUE).registerActivitiesImplementations(backend.channel);
+      harness.startPolling();
+    }
+
+    @Test
+    void theChargeStartsOnTheChannelsQueueWhileTheOrdersQueueTakesNoActivity() throws Exception {
+      OrderSettings settings = SETTINGS.withChannelTaskQueue(CHANNEL_QUEUE);
+      OrderWorkflow wf = harness.created(settings);
+      assertEquals(OrderStatus.PAID, wf.pay().status(), "charged through the channel's own queue");
+      List<String> queues = harness.history().stream()
+          .filter(e -> e.getEventType() == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
+          .map(e -> e.getActivityTaskScheduledEventAttributes().getTaskQueue().getName()).toList();
+      assertEquals(List.of(CHANNEL_QUEUE), queues, "the charge was scheduled on the channel's queue");
+      assertEquals(1, backend.count("charge"));
+      WorkflowStub.fromTyped(wf).getResult(Void.class);
+      harness.recordHistory("wf-charge-on-the-channel-queue");
     }
   }
 }
