@@ -15,6 +15,7 @@ import io.flashsale.persistence.Database;
 import io.flashsale.persistence.OrderQueries;
 import io.flashsale.persistence.PrincipalView;
 import io.flashsale.persistence.StockView;
+import io.flashsale.workflows.OrderActivities;
 import io.flashsale.workflows.OrderSettings;
 import io.flashsale.workflows.Orders;
 import io.flashsale.workflows.codec.PayloadEncryption;
@@ -22,6 +23,7 @@ import io.temporal.client.WorkflowClient;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.function.UnaryOperator;
 
 /**
  * Builds the service's pieces from the configuration: pools, the channel adapter, the Temporal
@@ -86,9 +88,18 @@ public final class Assembly {
    */
   public static void registerWorker(FlashsaleConfiguration cfg, TemporalRuntime runtime, Database db,
       PaymentChannels channels, Safeguards safeguards) {
+    registerWorker(cfg, runtime, db, channels, safeguards, UnaryOperator.identity());
+  }
+
+  /**
+   * The same, the order activities passed through {@code wrap} first: identity in the service; an
+   * experiment's own entry point (test classpath) wraps them to die at a chosen step (X-33).
+   */
+  public static void registerWorker(FlashsaleConfiguration cfg, TemporalRuntime runtime, Database db,
+      PaymentChannels channels, Safeguards safeguards, UnaryOperator<OrderActivities> wrap) {
     HotRowGate hotRow = new HotRowGate(cfg.database.hotRowConcurrency, cfg.database.connectionTimeout.toJavaDuration());
     runtime.registerWorker(
-        new OrderActivitiesImpl(db, cfg.orders.reservationTtl.toJavaDuration(), safeguards, hotRow),
+        wrap.apply(new OrderActivitiesImpl(db, cfg.orders.reservationTtl.toJavaDuration(), safeguards, hotRow)),
         new ChannelActivitiesImpl(channels, new OrderQueries(db)::channelOf, safeguards), cfg.workerWorkflows,
         cfg.workerActivities,
         TemporalRuntime.workerOptions(cfg.database.maxPoolSize, cfg.temporal));

@@ -50,9 +50,22 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     this(new Safeguards());
   }
 
+  /**
+   * The order activities this process's worker registers, passed through this first: identity,
+   * unless an experiment's own entry point wraps them (X-33's worker dies inside a step).
+   */
+  private final java.util.function.UnaryOperator<io.flashsale.workflows.OrderActivities> wrapOrderActivities;
+
   /** With a given safeguards instance: a negative control's own entry point (C29-19's worker JVM). */
   public FlashsaleApplication(Safeguards safeguards) {
+    this(safeguards, java.util.function.UnaryOperator.identity());
+  }
+
+  /** The same, the worker's order activities wrapped: an experiment's own entry point (test classpath). */
+  public FlashsaleApplication(Safeguards safeguards,
+      java.util.function.UnaryOperator<io.flashsale.workflows.OrderActivities> wrapOrderActivities) {
     this.safeguards = safeguards;
+    this.wrapOrderActivities = wrapOrderActivities;
   }
 
   public static void main(String[] args) throws Exception {
@@ -82,7 +95,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     }, new io.dropwizard.configuration.EnvironmentVariableSubstitutor(false)));
     bootstrap.addCommand(new ReconcileCommand());
     bootstrap.addCommand(new RelayCommand());
-    bootstrap.addCommand(new WorkerCommand(safeguards));
+    bootstrap.addCommand(new WorkerCommand(safeguards, wrapOrderActivities));
     for (CommandPlugin plugin : java.util.ServiceLoader.load(CommandPlugin.class)) plugin.addCommands(bootstrap, this);
   }
 
@@ -196,7 +209,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     boolean inMemory = engine == io.flashsale.launcher.TemporalEngine.EMBEDDED;
     if (!inMemory) temporal.awaitReady(cfg.temporal.namespace, Duration.ofSeconds(60));
     temporal.ensureSearchAttributes(cfg.temporal.namespace, inMemory);
-    if (cfg.worker) Assembly.registerWorker(cfg, temporal, db, channels, safeguards);
+    if (cfg.worker) Assembly.registerWorker(cfg, temporal, db, channels, safeguards, wrapOrderActivities);
     env.lifecycle().manage(new Managed() {
       @Override
       public void stop() {

@@ -9,8 +9,10 @@ import io.flashsale.launcher.TemporalRuntime;
 import io.flashsale.launcher.observe.SdkMetrics;
 import io.flashsale.paymentchannel.PaymentChannels;
 import io.flashsale.persistence.Database;
+import io.flashsale.workflows.OrderActivities;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.UnaryOperator;
 import net.sourceforge.argparse4j.inf.Namespace;
 
 /**
@@ -19,6 +21,7 @@ import net.sourceforge.argparse4j.inf.Namespace;
  */
 public class WorkerCommand extends ConfiguredCommand<FlashsaleConfiguration> {
   private final io.flashsale.activities.Safeguards safeguards;
+  private final UnaryOperator<OrderActivities> wrapOrderActivities;
 
   public WorkerCommand() {
     this(new io.flashsale.activities.Safeguards());
@@ -26,8 +29,14 @@ public class WorkerCommand extends ConfiguredCommand<FlashsaleConfiguration> {
 
   /** The activities get this instance (all on, unless a negative control's entry point switched one off). */
   public WorkerCommand(io.flashsale.activities.Safeguards safeguards) {
+    this(safeguards, UnaryOperator.identity());
+  }
+
+  /** The same, the order activities wrapped by an experiment's entry point (identity otherwise). */
+  public WorkerCommand(io.flashsale.activities.Safeguards safeguards, UnaryOperator<OrderActivities> wrapOrderActivities) {
     super("worker", "run a Temporal worker for orders (no API) against the configured database, Temporal, channel");
     this.safeguards = safeguards;
+    this.wrapOrderActivities = wrapOrderActivities;
   }
 
   @Override
@@ -59,7 +68,7 @@ public class WorkerCommand extends ConfiguredCommand<FlashsaleConfiguration> {
     TemporalRuntime temporal = Assembly.temporal(cfg.temporal, cfg.temporal.target, true, metrics, tracing);
     // a worker may be the first process on a namespace: an unregistered attribute would fail its workflow tasks
     temporal.ensureSearchAttributes(cfg.temporal.namespace, false);
-    Assembly.registerWorker(cfg, temporal, db, channels, safeguards);
+    Assembly.registerWorker(cfg, temporal, db, channels, safeguards, wrapOrderActivities);
     temporal.start();
     System.out.println("worker polling " + cfg.temporal.target + " (workflows=" + cfg.workerWorkflows + ", activities="
         + cfg.workerActivities + ", pid " + ProcessHandle.current().pid() + ")");
