@@ -142,6 +142,53 @@ class ReplayTest {
     ev.check(uncovered.isEmpty(), "every live change id has a recorded history of its new side, missing: " + uncovered);
   }
 
+  /**
+   * The paths of owned-deadlines (docs/DESIGN.md §Every order ends) are recorded by the code that
+   * takes them: each history below carries the marker, so a later change to one of them cannot
+   * slip past the gate. The database steps' activity-task fallback and a charge that hit its
+   * start bound are recorded too.
+   */
+  static final List<String> OWNED_DEADLINE_PATHS = List.of("wf-lost-pay-unknown-at-expiry-closed-failed.json",
+      "wf-lost-pay-found-at-a-wake-up-paid.json", "wf-unknown-hour-outage-attention-paid.json",
+      "wf-refund-refused-attention-refunded.json", "wf-refund-aged-attention-refunded.json",
+      "wf-notice-ends-the-convergence-round.json", "wf-adopted-lost-create-past-deadline.json",
+      "wf-cancel-update-answered-at-workflow-cancel.json");
+
+  @Test
+  void theNewPathsAreRecorded() throws Exception {
+    Map<String, Path> byName = new TreeMap<>();
+    for (Path p : Histories.recorded()) byName.put(p.getFileName().toString(), p);
+    for (String name : OWNED_DEADLINE_PATHS) {
+      Path p = byName.get(name);
+      ev.check(p != null && Histories.hasVersionMarker(Histories.read(p), "owned-deadlines"),
+          name + " is recorded with the owned-deadlines marker");
+    }
+    for (String name : List.of("wf-local-step-fallback-to-activity-task.json",
+        "wf-charge-start-bound-failed-late-charge-refunded.json", "wf-charge-on-the-channel-queue.json")) {
+      ev.check(byName.containsKey(name), name + " is recorded");
+    }
+  }
+
+  /**
+   * Events per path (docs/DESIGN.md, evidence/bench/PERFORMANCE.md) are counted on histories that
+   * ran to their end: every {@code path-*} history closes the run; the counts are printed.
+   */
+  @Test
+  void eventsPerPathComeFromHistoriesThatRanToTheirEnd() throws Exception {
+    int paths = 0;
+    for (Path p : Histories.recorded()) {
+      String name = p.getFileName().toString();
+      if (!name.startsWith("path-")) continue;
+      paths++;
+      List<HistoryEvent> events = Histories.read(p);
+      io.temporal.api.enums.v1.EventType last = events.get(events.size() - 1).getEventType();
+      ev.note("EVENTS " + name.replace(".json", "") + ": " + events.size());
+      ev.check(last == io.temporal.api.enums.v1.EventType.EVENT_TYPE_WORKFLOW_EXECUTION_COMPLETED,
+          name + " ran to its end (" + last + ")");
+    }
+    ev.check(paths >= 8, "per-path histories recorded: " + paths);
+  }
+
   /** The guard itself: a workflow that schedules something else first must not replay. */
   @Test
   void aChangedWorkflowDoesNotReplay() throws Exception {

@@ -292,14 +292,13 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   }
 
   /**
-   * Waits for a notice, a new order version or the end of a pay until the next deadline; false
-   * when the deadline came.
+   * Waits for a notice or a new order version until the next deadline; false when the deadline
+   * came. A pay in flight always ends with a new version (its answer applied).
    */
   private boolean awaitChangeOrDeadline(OrderStatus status) {
     int seenVersion = order.version();
-    boolean seenPay = payInFlight;
     return deadlines.awaitChangeOrDeadline(status == OrderStatus.UNKNOWN,
-        () -> !notices.isEmpty() || order.version() != seenVersion || payInFlight != seenPay);
+        () -> !notices.isEmpty() || order.version() != seenVersion);
   }
 
   /**
