@@ -24,6 +24,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * events + its marker + the activity task's scheduling and a workflow task (≤ 16), plus the expiry
  * timer firing and its workflow task (4), plus the pay update's acceptance (≤ 4): 40, whatever the
  * outage's length. Afterwards every order converges. Dev server only: real history lengths.
+ *
+ * <p>Orders queued in the outage: four more buyers pay while the database is down, so their
+ * beginPay steps pile up as activity tasks retrying with backoff on the orders' queue. Once it is
+ * back, each charge is scheduled on the channel's own queue (docs/DESIGN.md §Every order ends) and
+ * starts there whatever the orders' queue holds: none ends FAILED as "charge never started".
  */
 @Tag("dev-server-only")
 class X27OutageHistoryBoundTest {
@@ -35,6 +40,8 @@ class X27OutageHistoryBoundTest {
   private static final long OUTAGE_MS = 150_000;
   /** Events one order may gain during the outage, however long it lasts (derived above). */
   private static final int EVENTS_BOUND = 40;
+  /** Orders whose pays come in the outage. */
+  private static final int QUEUED = 4;
 
   private static Connection admin() throws Exception {
     String url = stack.wiring.jdbcUrl().replaceFirst("/postgres(\\?|$)", "/template1$1");
@@ -54,11 +61,13 @@ class X27OutageHistoryBoundTest {
     ev.check(stack.devServer(), "runs on the dev server");
     ev.check(OrderActivities.LOCAL_DB_STEP_BOUND.toMillis() * 3 < OUTAGE_MS,
         "the outage outlasts a local step's bound several times (" + OrderActivities.LOCAL_DB_STEP_BOUND + ")");
-    stack.sku(SKU, 5, 3);
+    stack.sku(SKU, 5 + QUEUED, 3 + QUEUED);
     HttpJson buyer = stack.api.login("t1", "user-2601");
     String paying = Buyers.create(buyer, "x26-pay", SKU, 1).text("order_id");
     Buyers.fault(stack.channel, paying, Map.of("reply_delay_ms", 2_000));
     String expiring = Buyers.create(buyer, "x26-expire", SKU, 1).text("order_id");
+    List<String> queued = new java.util.ArrayList<>();
+    for (int i = 0; i < QUEUED; i++) queued.add(Buyers.create(buyer, "x26-queued-" + i, SKU, 1).text("order_id"));
     CompletableFuture<HttpJson.Reply> pay = CompletableFuture.supplyAsync(() -> Buyers.pay(buyer, paying));
     stack.awaitTrue(() -> Buyers.chargeRequests(stack.channel, paying) == 1, 10_000, "no charge request");
     long down;
@@ -69,7 +78,9 @@ class X27OutageHistoryBoundTest {
           + " AND pid <> pg_backend_pid()");
       down = System.currentTimeMillis();
       ev.note("the service's database refuses connections from now on for " + OUTAGE_MS + " ms: " + paying
-          + "'s charge reply and " + expiring + "'s reservation expiry (TTL 60 s) come in the outage");
+          + "'s charge reply and " + expiring + "'s reservation expiry (TTL 60 s) come in the outage; "
+          + queued + " are paid in it");
+      for (String id : queued) CompletableFuture.runAsync(() -> Buyers.pay(buyer, id));
       Thread.sleep(OUTAGE_MS);
       s.execute("ALTER DATABASE postgres ALLOW_CONNECTIONS true");
       up = System.currentTimeMillis();
@@ -84,6 +95,18 @@ class X27OutageHistoryBoundTest {
         paying + ": the charge reply was applied after the outage: PAID");
     ev.check(stack.sql.timeline(expiring).contains("CREATED->CANCELLED"), expiring + ": expired after the outage: CANCELLED");
 
+    for (String id : queued) {
+      stack.awaitStatus(id, "PAID", 120_000);
+      String timeline = stack.sql.timeline(id);
+      ev.check(!timeline.contains("never started"), id + ": queued in the outage, its charge started: " + timeline);
+      List<HistoryEvent> events = Histories.of(stack, workflowId(id));
+      List<String> chargeQueues = events.stream()
+          .filter(e -> e.getEventType() == io.temporal.api.enums.v1.EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED)
+          .filter(e -> e.getActivityTaskScheduledEventAttributes().getActivityType().getName().equals("Charge"))
+          .map(e -> e.getActivityTaskScheduledEventAttributes().getTaskQueue().getName()).toList();
+      ev.equal(List.of(io.flashsale.workflows.WorkflowIds.CHANNEL_TASK_QUEUE), chargeQueues,
+          id + ": its charge was scheduled on the channel's own queue");
+    }
     for (String id : List.of(paying, expiring)) {
       List<HistoryEvent> events = Histories.of(stack, workflowId(id));
       long during = events.stream().filter(e -> eventMillis(e) >= down && eventMillis(e) <= up).count();
