@@ -25,10 +25,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * timer firing and its workflow task (4), plus the pay update's acceptance (≤ 4): 40, whatever the
  * outage's length. Afterwards every order converges. Dev server only: real history lengths.
  *
- * <p>Orders queued in the outage: four more buyers pay while the database is down, so their
- * beginPay steps pile up as activity tasks retrying with backoff on the orders' queue. Once it is
- * back, each charge is scheduled on the channel's own queue (docs/DESIGN.md §Every order ends) and
- * starts there whatever the orders' queue holds: none ends FAILED as "charge never started".
+ * <p>A backlog on the orders' queue: four more orders expire in the outage, so their expiry steps
+ * go on as activity tasks retrying with backoff there. As the database comes back, four buyers
+ * create and pay at once: each charge is scheduled on the channel's own queue (docs/DESIGN.md
+ * §Every order ends) and starts there whatever the orders' queue holds; none ends FAILED as
+ * "charge never started". (A pay sent while the database is down is answered 503 by the API,
+ * which reads the order first, so it never queues in a run.)
  */
 @Tag("dev-server-only")
 class X27OutageHistoryBoundTest {
@@ -61,13 +63,13 @@ class X27OutageHistoryBoundTest {
     ev.check(stack.devServer(), "runs on the dev server");
     ev.check(OrderActivities.LOCAL_DB_STEP_BOUND.toMillis() * 3 < OUTAGE_MS,
         "the outage outlasts a local step's bound several times (" + OrderActivities.LOCAL_DB_STEP_BOUND + ")");
-    stack.sku(SKU, 5 + QUEUED, 3 + QUEUED);
+    stack.sku(SKU, 5 + 2 * QUEUED, 3 + QUEUED);
     HttpJson buyer = stack.api.login("t1", "user-2601");
     String paying = Buyers.create(buyer, "x26-pay", SKU, 1).text("order_id");
     Buyers.fault(stack.channel, paying, Map.of("reply_delay_ms", 2_000));
     String expiring = Buyers.create(buyer, "x26-expire", SKU, 1).text("order_id");
-    List<String> queued = new java.util.ArrayList<>();
-    for (int i = 0; i < QUEUED; i++) queued.add(Buyers.create(buyer, "x26-queued-" + i, SKU, 1).text("order_id"));
+    List<String> backlog = new java.util.ArrayList<>();
+    for (int i = 0; i < QUEUED; i++) backlog.add(Buyers.create(buyer, "x26-backlog-" + i, SKU, 1).text("order_id"));
     CompletableFuture<HttpJson.Reply> pay = CompletableFuture.supplyAsync(() -> Buyers.pay(buyer, paying));
     stack.awaitTrue(() -> Buyers.chargeRequests(stack.channel, paying) == 1, 10_000, "no charge request");
     long down;
@@ -78,14 +80,23 @@ class X27OutageHistoryBoundTest {
           + " AND pid <> pg_backend_pid()");
       down = System.currentTimeMillis();
       ev.note("the service's database refuses connections from now on for " + OUTAGE_MS + " ms: " + paying
-          + "'s charge reply and " + expiring + "'s reservation expiry (TTL 60 s) come in the outage; "
-          + queued + " are paid in it");
-      for (String id : queued) CompletableFuture.runAsync(() -> Buyers.pay(buyer, id));
+          + "'s charge reply and " + expiring + "'s reservation expiry (TTL 60 s) come in the outage, and "
+          + backlog + "'s expiries");
       Thread.sleep(OUTAGE_MS);
       s.execute("ALTER DATABASE postgres ALLOW_CONNECTIONS true");
       up = System.currentTimeMillis();
     }
     ev.note("database back after " + (up - down) + " ms; the pay request answered " + pay.get().status());
+    // buyers who come as the database is back, while the backlog's expiries still retry
+    HttpJson late = stack.api.login("t1", "user-2602");
+    List<String> queued = new java.util.ArrayList<>();
+    List<CompletableFuture<HttpJson.Reply>> pays = new java.util.ArrayList<>();
+    for (int i = 0; i < QUEUED; i++) {
+      String id = Buyers.create(late, "x26-queued-" + i, SKU, 1).text("order_id");
+      queued.add(id);
+      pays.add(CompletableFuture.supplyAsync(() -> Buyers.pay(late, id)));
+    }
+    for (int i = 0; i < QUEUED; i++) ev.note(queued.get(i) + " paid as the database came back: " + pays.get(i).get().status());
 
     stack.awaitStatus(paying, "PAID", 120_000);
     stack.awaitStatus(expiring, "CANCELLED", 120_000);
@@ -95,6 +106,7 @@ class X27OutageHistoryBoundTest {
         paying + ": the charge reply was applied after the outage: PAID");
     ev.check(stack.sql.timeline(expiring).contains("CREATED->CANCELLED"), expiring + ": expired after the outage: CANCELLED");
 
+    for (String id : backlog) stack.awaitStatus(id, "CANCELLED", 120_000);
     for (String id : queued) {
       stack.awaitStatus(id, "PAID", 120_000);
       String timeline = stack.sql.timeline(id);
