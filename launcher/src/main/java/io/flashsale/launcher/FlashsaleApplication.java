@@ -242,7 +242,8 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     // the fulfillment check reads the in-process consumer only when the events go to it: with the
     // relay pointed elsewhere its tables stay empty, and the report must say "not checked"
     boolean eventsReachThisConsumer = cfg.relay.consumerUrl == null || cfg.relay.consumerUrl.isBlank();
-    Reconciler reconciler = new Reconciler(db, channels, eventsReachThisConsumer ? consumer : null);
+    Reconciler reconciler = new Reconciler(db, channels, eventsReachThisConsumer ? consumer : null,
+        cfg.reconciliation.pendingAgeBound.toJavaDuration());
     TokenService tokens = Assembly.tokens(cfg.auth);
     WorkflowAudit audit = new WorkflowAudit(temporal.service(), temporal.client(), cfg.temporal.namespace);
     // after the pool (managed above), so it stops before the pool closes
