@@ -192,6 +192,9 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     boolean external = engine == io.flashsale.launcher.TemporalEngine.EXTERNAL;
     io.flashsale.launcher.observe.SdkMetrics metrics = new io.flashsale.launcher.observe.SdkMetrics();
     env.admin().addServlet("prometheus", metrics.servlet()).addMapping(io.flashsale.launcher.observe.SdkMetrics.PATH);
+    // orders needing an operator, by reason: a metric only, no health check (one stuck order is no outage)
+    io.flashsale.launcher.observe.AttentionMetrics.register(metrics.registry(),
+        new io.flashsale.persistence.OrderQueries(db)::attentionCounts);
     TemporalRuntime temporal = Assembly.temporal(cfg.temporal, temporalTarget, external, metrics, tracing);
     boolean inMemory = engine == io.flashsale.launcher.TemporalEngine.EMBEDDED;
     if (!inMemory) temporal.awaitReady(cfg.temporal.namespace, Duration.ofSeconds(60));
