@@ -36,6 +36,28 @@ class OrderAttentionQueriesTest {
   }
 
   @Test
+  void aMarkKeepsItsSinceWhileTheReasonStaysAndIsCleared() {
+    TestOrders.create(pg.db(), "ord-mark-1", TENANT, "subject-mark");
+    pg.db().inTx(c -> {
+      OrderTransitions.markAttention(c, "ord-mark-1", "UNKNOWN_AGED", "first");
+      return null;
+    });
+    set("UPDATE orders SET attention_since = attention_since - interval '1 hour' WHERE order_id = ?", "ord-mark-1");
+    pg.db().inTx(c -> {
+      OrderTransitions.markAttention(c, "ord-mark-1", "UNKNOWN_AGED", "again");
+      return null;
+    });
+    assertEquals(1, pg.number("SELECT count(*) FROM orders WHERE order_id = 'ord-mark-1' AND attention_detail = 'again'"
+        + " AND attention_since < now() - interval '59 minutes'"), "the same reason keeps its since");
+    pg.db().inTx(c -> {
+      OrderTransitions.markAttention(c, "ord-mark-1", null, "ignored");
+      return null;
+    });
+    assertEquals(1, pg.number("SELECT count(*) FROM orders WHERE order_id = 'ord-mark-1' AND attention IS NULL"
+        + " AND attention_detail IS NULL AND attention_since IS NULL AND version = 1"), "cleared, version untouched");
+  }
+
+  @Test
   void countsByReasonAndLinesCarryAgeAndReason() {
     OrderQueries queries = new OrderQueries(pg.db());
     assertEquals(Map.of(), queries.attentionCounts(), "no order needs attention");
