@@ -38,7 +38,7 @@ class ReconcilerReportTest {
 
   @Test
   void theSummaryAddsThePendingSumTheAgedAndTheAttentionCountsBeforeTheMoney() {
-    Reconciler.Report r = new Reconciler.Report(Map.of("PAID", 1, "UNKNOWN", 2), List.of("x", "y"), 1, 3980, 1,
+    Reconciler.Report r = new Reconciler.Report(new java.util.TreeMap<>(Map.of("PAID", 1, "UNKNOWN", 2)), List.of("x", "y"), 1, 3980, 1,
         new java.util.TreeMap<>(Map.of("UNKNOWN_AGED", 1)), 3980, 1990, 1, 1, 0, List.of());
     assertEquals("reconcile classes={PAID=1, UNKNOWN=2} mismatches=2 pending=1 pending_sum=3980 pending_aged=1"
         + " attention={UNKNOWN_AGED=1} channel_net=3980 paid_sum=1990 confirmed=1 paid=1 drift=0", r.summaryLine());
