@@ -102,7 +102,8 @@ public final class Assembly {
         wrap.apply(new OrderActivitiesImpl(db, cfg.orders.reservationTtl.toJavaDuration(), safeguards, hotRow)),
         new ChannelActivitiesImpl(channels, new OrderQueries(db)::channelOf, safeguards), cfg.workerWorkflows,
         cfg.workerActivities,
-        TemporalRuntime.workerOptions(cfg.database.maxPoolSize, cfg.temporal));
+        TemporalRuntime.workerOptions(cfg.database.maxPoolSize, cfg.temporal),
+        cfg.orders.channelTaskQueue.isBlank() ? null : cfg.orders.channelTaskQueue);
   }
 
   /** The timings each order run starts with. */

@@ -142,11 +142,16 @@ public final class TemporalRuntime implements Managed {
 
   /** A worker on the orders task queue hosting the workflows, the activities, or both. */
   public void registerWorker(OrderActivities orders, ChannelActivities channel, boolean workflows, boolean activities) {
-    registerWorker(orders, channel, workflows, activities, io.temporal.worker.WorkerOptions.getDefaultInstance());
+    registerWorker(orders, channel, workflows, activities, io.temporal.worker.WorkerOptions.getDefaultInstance(),
+        WorkflowIds.CHANNEL_TASK_QUEUE);
   }
 
+  /**
+   * channelTaskQueue: the queue runs send the channel's activities to ({@code orders.channelTaskQueue}),
+   * polled here by a worker of its own when this process runs activities; null: the orders' queue only.
+   */
   public void registerWorker(OrderActivities orders, ChannelActivities channel, boolean workflows, boolean activities,
-      io.temporal.worker.WorkerOptions options) {
+      io.temporal.worker.WorkerOptions options, String channelTaskQueue) {
     if (workflows && !activities) {
       // a workflows-only worker still runs the database steps that its workflows run as local
       // activities, and takes no activity tasks
@@ -157,7 +162,7 @@ public final class TemporalRuntime implements Managed {
     if (activities) {
       // the channel on the orders' queue too: runs started without a channel queue schedule it there
       worker.registerActivitiesImplementations(orders, channel);
-      registerChannelWorker(channel, options);
+      if (channelTaskQueue != null) registerChannelWorker(channelTaskQueue, channel, options);
     } else if (workflows) {
       worker.registerActivitiesImplementations(orders);
     }
@@ -168,9 +173,9 @@ public final class TemporalRuntime implements Managed {
    * database steps on the orders' queue cannot hold a charge past its start bound (docs/DESIGN.md
    * §Every order ends). Channel calls hold no database connection.
    */
-  private void registerChannelWorker(ChannelActivities channel, io.temporal.worker.WorkerOptions orderOptions) {
+  private void registerChannelWorker(String queue, ChannelActivities channel, io.temporal.worker.WorkerOptions orderOptions) {
     int slots = Math.max(16, orderOptions.getMaxConcurrentActivityExecutionSize());
-    Worker worker = workers.newWorker(WorkflowIds.CHANNEL_TASK_QUEUE, io.temporal.worker.WorkerOptions.newBuilder()
+    Worker worker = workers.newWorker(queue, io.temporal.worker.WorkerOptions.newBuilder()
         .setMaxConcurrentActivityExecutionSize(slots)
         .setMaxConcurrentActivityTaskPollers(Math.max(2, orderOptions.getMaxConcurrentActivityTaskPollers()))
         .build());

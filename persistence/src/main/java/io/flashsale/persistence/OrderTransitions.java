@@ -105,6 +105,8 @@ public final class OrderTransitions {
     int newVersion;
     try (PreparedStatement ps = c.prepareStatement(
         "UPDATE orders SET status = ?, version = version + 1, updated_at = now()"
+            // an order that ended needs no operator for a round that ran out or a refused refund
+            + (to.isTerminal() ? ", attention = NULL, attention_detail = NULL, attention_since = NULL" : "")
             + (chargeTxn != null ? ", charge_txn = ?" : "") + " WHERE order_id = ?"
             + (precondition ? " AND status = ? AND version = ?" : "") + " RETURNING version")) {
       int i = 1;

@@ -3,7 +3,6 @@ package io.flashsale.workflows;
 import io.temporal.failure.ActivityFailure;
 import io.temporal.failure.ApplicationFailure;
 import io.temporal.failure.CanceledFailure;
-import io.temporal.failure.TimeoutFailure;
 import io.temporal.workflow.Async;
 import io.temporal.workflow.CancellationScope;
 import io.temporal.workflow.CompletablePromise;
@@ -32,11 +31,6 @@ final class ChannelRound<T> {
     boolean cancelled() {
       return failure instanceof CanceledFailure
           || failure instanceof ActivityFailure a && a.getCause() instanceof CanceledFailure;
-    }
-
-    /** The round ran out of time with no definite answer. */
-    boolean ranOut() {
-      return failure instanceof ActivityFailure a && a.getCause() instanceof TimeoutFailure;
     }
 
     String why() {

@@ -57,6 +57,8 @@ final class DatabaseSteps {
   private final String startOrderId;
   private final Supplier<OrderView> order;
   private final Consumer<String> attentionEffect;
+  /** The hand the run raised for the channel (a round ran out, a refusal), restored when a data error's flag goes. */
+  private final Supplier<io.flashsale.domain.Attention> raisedByRun;
 
   /** Why the order waits for an operator (a data error), or null. */
   private String attention;
@@ -65,7 +67,9 @@ final class DatabaseSteps {
    * startOrderId and order name the order the steps work for (in the log and the details);
    * attentionEffect takes the run's last effect when a data error flags the order.
    */
-  DatabaseSteps(boolean local, String startOrderId, Supplier<OrderView> order, Consumer<String> attentionEffect) {
+  DatabaseSteps(boolean local, String startOrderId, Supplier<OrderView> order, Consumer<String> attentionEffect,
+      Supplier<io.flashsale.domain.Attention> raisedByRun) {
+    this.raisedByRun = raisedByRun;
     this.local = local;
     this.startOrderId = startOrderId;
     this.order = order;
@@ -153,6 +157,8 @@ final class DatabaseSteps {
 
   private void clearAttention() {
     attention = null;
-    Workflow.upsertTypedSearchAttributes(OrderWorkflow.ORDER_ATTENTION.valueUnset());
+    io.flashsale.domain.Attention raised = raisedByRun.get();
+    Workflow.upsertTypedSearchAttributes(raised != null
+        ? OrderWorkflow.ORDER_ATTENTION.valueSet(raised.value()) : OrderWorkflow.ORDER_ATTENTION.valueUnset());
   }
 }

@@ -16,6 +16,7 @@ import io.flashsale.workflows.CommandRefusals.Command;
 import io.flashsale.workflows.CommandRefusals.RunFacts;
 import io.temporal.failure.ActivityFailure;
 import io.temporal.failure.CanceledFailure;
+import io.temporal.workflow.CancellationScope;
 import io.temporal.workflow.Workflow;
 import io.temporal.workflow.WorkflowInit;
 import io.temporal.workflow.WorkflowLock;
@@ -76,8 +77,11 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   private int roundsRun;
   /** An UNKNOWN order's first query is due (its first delay has passed): rounds may start. */
   private boolean firstQueryDue;
-  /** After a refused refund, the next round waits until then (workflow clock, ms). */
-  private long nextRefundAt;
+  /** When the round in flight started and how long it may last (workflow clock, ms). */
+  private long roundStartedAt;
+  private long roundBoundMillis;
+  /** A round that ended before its bound (a refusal) is followed by a pause: the next starts then. */
+  private long nextRoundAt;
   /** Why the order asks for an operator, as this run raised it (orders.attention, OrderAttention), or null. */
   private Attention raised;
 
@@ -92,7 +96,8 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     this.start = start;
     this.settings = start.settings() == null ? OrderSettings.defaults() : start.settings();
     channel = new ChannelSteps(settings);
-    database = new DatabaseSteps(settings.localDatabaseSteps(), start.orderId(), () -> order, effect -> lastEffect = effect);
+    database = new DatabaseSteps(settings.localDatabaseSteps(), start.orderId(), () -> order, effect -> lastEffect = effect,
+        () -> raised);
     deadlines = new Deadlines(settings, this::orderName);
   }
 
@@ -267,6 +272,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       // an update accepted is answered before the run ends; a later notice starts a new run (signal-with-start)
       if (!Workflow.isEveryHandlerFinished() && ChangeIds.ownedDeadlines()) {
         Workflow.await(Workflow::isEveryHandlerFinished);
+        return !notices.isEmpty(); // a notice that came meanwhile is applied (it may be a charge to refund)
       }
       return false;
     }
@@ -335,7 +341,11 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       }
       return;
     }
-    if (converging == null) converging = channel.convergeRound(order.orderId(), roundsRun);
+    if (converging == null) {
+      if (awaitNextRound("query the channel again for UNKNOWN")) return;
+      beginRound();
+      converging = channel.convergeRound(order.orderId(), roundsRun);
+    }
     ChannelRound<ChannelActivities.Converged> round = converging;
     if (!deadlines.awaitChangeOrDeadline(false,
         () -> !notices.isEmpty() || order.version() != seenVersion || round.isDone())) {
@@ -360,8 +370,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       }
       return;
     }
-    roundsRun++;
-    raiseAttention(Attention.UNKNOWN_AGED, "no definite answer from the channel in round " + roundsRun + ": " + end.why());
+    roundFailed(Attention.UNKNOWN_AGED, "no definite answer from the channel in round " + (roundsRun + 1) + ": " + end.why());
   }
 
   /**
@@ -373,12 +382,8 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   private void awaitRefund() {
     int seenVersion = order.version();
     if (refunding == null) {
-      long wait = nextRefundAt - Workflow.currentTimeMillis();
-      if (wait > 0 && Deadlines.awaitOrTimeout(Duration.ofMillis(wait),
-          "retry the refused refund of " + order.orderId() + " at " + Deadlines.at(nextRefundAt),
-          () -> !notices.isEmpty() || order.version() != seenVersion)) {
-        return; // a notice or another step: the loop looks again
-      }
+      if (awaitNextRound("refund again")) return;
+      beginRound();
       refunding = channel.refundRound(order, roundsRun);
     }
     ChannelRound<ChannelAnswer> round = refunding;
@@ -394,14 +399,38 @@ public class OrderWorkflowImpl implements OrderWorkflow {
           : new Step("NOOP", order, List.of()));
       return;
     }
-    roundsRun++;
     if (end.refused(ChannelActivities.REFUND_REFUSED)) {
-      // a pause as long as a round: the first after half an hour by default, then longer
-      nextRefundAt = Workflow.currentTimeMillis() + settings.roundBound(roundsRun - 1).toMillis();
-      raiseAttention(Attention.REFUND_REFUSED, end.why());
+      roundFailed(Attention.REFUND_REFUSED, end.why());
     } else {
-      raiseAttention(Attention.REFUND_AGED, "refund not confirmed in round " + roundsRun + ": " + end.why());
+      roundFailed(Attention.REFUND_AGED, "refund not confirmed in round " + (roundsRun + 1) + ": " + end.why());
     }
+  }
+
+  /** A round at the channel starts: not in a cancelled scope (the settle after a cancel starts its own). */
+  private void beginRound() {
+    if (CancellationScope.current().isCancelRequested()) throw new CanceledFailure("run cancelled");
+    roundStartedAt = Workflow.currentTimeMillis();
+    roundBoundMillis = settings.roundBound(roundsRun).toMillis();
+  }
+
+  /**
+   * A round ended without a definite answer, or with a refusal: the order raises its hand and the
+   * next round waits out what this one was meant to last (at once after a round that ran out; a
+   * refusal or a failure no retry fixes is not tried again at once).
+   */
+  private void roundFailed(Attention reason, String detail) {
+    roundsRun++;
+    nextRoundAt = roundStartedAt + roundBoundMillis;
+    raiseAttention(reason, detail);
+  }
+
+  /** Waits until the next round may start; true when a notice or another step came first. */
+  private boolean awaitNextRound(String what) {
+    long wait = nextRoundAt - Workflow.currentTimeMillis();
+    if (wait <= 0) return false;
+    int seenVersion = order.version();
+    return Deadlines.awaitOrTimeout(Duration.ofMillis(wait), what + " " + order.orderId() + " at " + Deadlines.at(nextRoundAt),
+        () -> !notices.isEmpty() || order.version() != seenVersion);
   }
 
   /** Cancels the round at the channel in flight, if any. */
@@ -411,7 +440,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     converging = null;
     refunding = null;
     roundsRun = 0;
-    nextRefundAt = 0;
+    nextRoundAt = 0;
   }
 
   /**
@@ -422,7 +451,7 @@ public class OrderWorkflowImpl implements OrderWorkflow {
   private void raiseAttention(Attention reason, String detail) {
     lastEffect = "ATTENTION " + reason.value() + ": " + detail;
     log.warn("order {} needs an operator: {} ({})", order.orderId(), reason.value(), detail);
-    if (raised == reason) return;
+    if (currentAttention() == reason) return;
     raised = reason;
     step("markAttention", db -> {
       db.markAttention(order.orderId(), reason.value(), detail);
@@ -432,15 +461,21 @@ public class OrderWorkflowImpl implements OrderWorkflow {
     Visibility.attentionDetails(order, lastEffect);
   }
 
-  /** The order ended: the attention this run raised is lowered. */
+  /**
+   * The order ended: the hand a round raised, in this run or in the one it continued (its search
+   * attributes carry over), is lowered. The row's mark went with the final transition.
+   */
   private void clearAttention() {
-    if (raised == null) return;
+    Attention current = currentAttention();
     raised = null;
-    step("markAttention", db -> {
-      db.markAttention(order.orderId(), null, null);
-      return null;
-    });
+    if (current == null || current == Attention.DATA_ERROR) return; // a data error's flag is its step's
     Workflow.upsertTypedSearchAttributes(OrderWorkflow.ORDER_ATTENTION.valueUnset());
+  }
+
+  /** The reason the order's hand is up for: raised by this run, or carried into it. */
+  private Attention currentAttention() {
+    if (raised != null) return raised;
+    return Attention.of(Workflow.getTypedSearchAttributes().get(OrderWorkflow.ORDER_ATTENTION));
   }
 
   /** The reservation's deadline came: it expires (CREATED is cancelled; PAYING and UNKNOWN release the unit). */

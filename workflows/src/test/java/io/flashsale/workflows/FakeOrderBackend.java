@@ -110,6 +110,7 @@ public final class FakeOrderBackend {
     row = new OrderView(row.orderId(), row.tenant(), row.subject(), row.sku(), row.quantity(), row.amount(), to,
         row.version() + 1, row.reservationKey());
     committed.add(t);
+    if (to.isTerminal()) attention = null; // as the transition function clears orders.attention
     return new Step(effect, row, List.of(t));
   }
 

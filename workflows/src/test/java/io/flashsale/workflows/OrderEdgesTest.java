@@ -225,4 +225,48 @@ class OrderEdgesTest {
     assertEquals(WorkflowExecutionStatus.WORKFLOW_EXECUTION_STATUS_CANCELED, harness.executionStatus());
     harness.recordHistory("wf-cancel-update-answered-at-workflow-cancel");
   }
+
+  @Test
+  void aHandRaisedBeforeAContinueAsNewIsLoweredWhenTheOrderEnds() throws Exception {
+    OrderSettings shortHistory = new OrderSettings(60_000, 1_000, 60_000, 600_000, 30, true)
+        .withAttentionAfter(Duration.ofMinutes(5));
+    backend.chargeAnswer = ChannelResult.UNKNOWN;
+    backend.queryAnswer = ChannelResult.UNKNOWN;
+    OrderWorkflow wf = harness.created(shortHistory);
+    assertEquals(OrderStatus.UNKNOWN, wf.pay().status());
+    env.sleep(Duration.ofMinutes(10));
+    waitFor(() -> "UNKNOWN_AGED".equals(backend.attention));
+    waitFor(() -> !harness.history().get(0).getWorkflowExecutionStartedEventAttributes()
+        .getContinuedExecutionRunId().isEmpty());
+    assertEquals("UNKNOWN_AGED", attention(), "the next run carries the raised hand");
+    backend.queryAnswer = ChannelResult.CHARGED;
+    env.sleep(Duration.ofMinutes(2));
+    waitFor(() -> backend.row().status() == OrderStatus.PAID);
+    waitFor(() -> attention() == null);
+    assertNull(backend.attention, "the final transition cleared the row's mark");
+    awaitEnd();
+  }
+
+  @Test
+  void aNoticeThatComesWhileACancelledRunWaitsForItsHandlersIsApplied() throws Exception {
+    backend.noticesApplyRules = true;
+    OrderSettings taskSteps = new OrderSettings(60_000, 1_000, 60_000, 600_000, 4_000, false);
+    harness.created(taskSteps);
+    backend.cancelGate = new java.util.concurrent.CountDownLatch(1);
+    WorkflowStub run = harness.client.newUntypedWorkflowStub(OrderTestHarness.WF);
+    run.cancel();
+    waitFor(() -> backend.count("cancel") == 1);
+    io.temporal.client.WorkflowUpdateHandle<CommandResult> cancel = run.startUpdate(
+        io.temporal.client.UpdateOptions.<CommandResult>newBuilder().setUpdateName("cancel")
+            .setResultClass(CommandResult.class)
+            .setWaitForStage(io.temporal.client.WorkflowUpdateStage.ACCEPTED).build());
+    // a charge the channel made anyway (a late success): its notice comes while the run winds down
+    harness.client.newWorkflowStub(OrderWorkflow.class, OrderTestHarness.WF)
+        .paymentNotification(new io.flashsale.domain.Notice(5, "ntf-5", "CHARGED", 1990, "txn-5"));
+    backend.cancelGate.countDown();
+    cancel.getResultAsync().get(20, java.util.concurrent.TimeUnit.SECONDS);
+    waitFor(() -> backend.row().status() == OrderStatus.REFUNDED);
+    assertEquals(List.of(OrderStatus.CREATED, OrderStatus.CANCELLED, OrderStatus.REFUNDING, OrderStatus.REFUNDED),
+        backend.path(), "the late charge was applied and refunded before the run ended");
+  }
 }
