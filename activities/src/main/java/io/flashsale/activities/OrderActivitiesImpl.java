@@ -326,17 +326,7 @@ public class OrderActivitiesImpl implements OrderActivities {
   @Override
   public void markAttention(String orderId, String reason, String detail) {
     tx(c -> {
-      // since: kept while the reason stays the same, so a repeated mark does not restart the clock
-      try (var ps = c.prepareStatement("UPDATE orders SET attention = ?, attention_detail = ?,"
-          + " attention_since = CASE WHEN ?::text IS NULL THEN NULL"
-          + " WHEN attention IS NOT DISTINCT FROM ?::text THEN attention_since ELSE now() END WHERE order_id = ?")) {
-        ps.setString(1, reason);
-        ps.setString(2, reason == null ? null : detail);
-        ps.setString(3, reason);
-        ps.setString(4, reason);
-        ps.setString(5, orderId);
-        ps.executeUpdate();
-      }
+      OrderTransitions.markAttention(c, orderId, reason, detail);
       if (reason != null) log.warn("order {} needs attention: {} ({})", orderId, reason, detail);
       return null;
     });

@@ -31,6 +31,9 @@ class C2904ReplyLostTest {
     String before = stack.reconcileSummary();
     ev.note("before convergence: " + before);
     ev.check(before.contains(" mismatches=0 ") && before.contains(" pending=1 "), "reconcile: mismatches=0 pending=1");
+    // the money is checked while the order is in flight: channel_net in [paid_sum, paid_sum + 1990]
+    ev.check(before.contains(" pending=1 pending_sum=1990 ") && before.contains(" paid_sum=0 "),
+        "reconcile: pending_sum=1990 paid_sum=0, channel_net within the range (no GLOBAL line)");
 
     stack.awaitStatus(orderId, "PAID", 10_000);
     String timeline = stack.sql.timeline(orderId);

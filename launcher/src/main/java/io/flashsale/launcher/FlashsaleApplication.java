@@ -205,6 +205,9 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     boolean external = engine == io.flashsale.launcher.TemporalEngine.EXTERNAL;
     io.flashsale.launcher.observe.SdkMetrics metrics = new io.flashsale.launcher.observe.SdkMetrics();
     env.admin().addServlet("prometheus", metrics.servlet()).addMapping(io.flashsale.launcher.observe.SdkMetrics.PATH);
+    // orders needing an operator, by reason: a metric only, no health check (one stuck order is no outage)
+    io.flashsale.launcher.observe.AttentionMetrics.register(metrics.registry(),
+        new io.flashsale.persistence.OrderQueries(db)::attentionCounts);
     TemporalRuntime temporal = Assembly.temporal(cfg.temporal, temporalTarget, external, metrics, tracing);
     boolean inMemory = engine == io.flashsale.launcher.TemporalEngine.EMBEDDED;
     if (!inMemory) temporal.awaitReady(cfg.temporal.namespace, Duration.ofSeconds(60));
@@ -255,7 +258,8 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     // the fulfillment check reads the in-process consumer only when the events go to it: with the
     // relay pointed elsewhere its tables stay empty, and the report must say "not checked"
     boolean eventsReachThisConsumer = cfg.relay.consumerUrl == null || cfg.relay.consumerUrl.isBlank();
-    Reconciler reconciler = new Reconciler(db, channels, eventsReachThisConsumer ? consumer : null);
+    Reconciler reconciler = new Reconciler(db, channels, eventsReachThisConsumer ? consumer : null,
+        cfg.reconciliation.pendingAgeBound.toJavaDuration());
     TokenService tokens = Assembly.tokens(cfg.auth);
     WorkflowAudit audit = new WorkflowAudit(temporal.service(), temporal.client(), cfg.temporal.namespace);
     // after the pool (managed above), so it stops before the pool closes

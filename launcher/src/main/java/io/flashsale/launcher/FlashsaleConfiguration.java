@@ -367,6 +367,13 @@ public class FlashsaleConfiguration extends Configuration {
      * it is (none is created; an existing one is paused or deleted with the temporal CLI).
      */
     @NotNull @JsonProperty public Duration scheduleEvery = Duration.seconds(0);
+    /**
+     * How long an order may stay PAYING, UNKNOWN or REFUNDING (since its last transition) before a
+     * report flags it PENDING_AGED rather than counting it as pending (docs/DESIGN.md
+     * §Reconciliation). At least a minute: a payment in flight takes seconds, not minutes.
+     */
+    @NotNull @MinDuration(value = 1, unit = TimeUnit.MINUTES) @JsonProperty
+    public Duration pendingAgeBound = Duration.hours(1);
 
     @JsonIgnore
     @ValidationMethod(message = "reconciliation.scheduleEvery must be 0 (off) or at least 1 second")

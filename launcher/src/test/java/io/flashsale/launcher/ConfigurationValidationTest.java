@@ -162,6 +162,16 @@ class ConfigurationValidationTest {
   }
 
   @Test
+  void thePendingAgeBoundIsAnHourUnlessSetAndAtLeastAMinute() throws Exception {
+    assertEquals(java.time.Duration.ofHours(1),
+        load("embedded: true\n").reconciliation.pendingAgeBound.toJavaDuration(), "an hour unless configured");
+    assertEquals(java.time.Duration.ofMinutes(10),
+        load("reconciliation:\n  pendingAgeBound: 10m\n").reconciliation.pendingAgeBound.toJavaDuration());
+    refused(ConfigurationValidationException.class, "reconciliation:\n  pendingAgeBound: 30s\n",
+        "reconciliation.pendingAgeBound must be greater than or equal to 1 MINUTES");
+  }
+
+  @Test
   void aRenamedKeyIsRefusedPointingAtItsNewName() {
     String message = refused(ConfigurationParsingException.class, "orders:\n  reservationTtlMs: 60000\n",
         "orders.reservationTtlMs");

@@ -6,6 +6,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Read side of orders: for the REST API one order with its timeline or a page of own orders; for
@@ -182,24 +183,50 @@ public final class OrderQueries {
     });
   }
 
-  /** One order as reconciliation judges it: its row, its current reservation, its ORDER_PAID event. */
+  /**
+   * One order as reconciliation judges it: its row, its current reservation, its ORDER_PAID event,
+   * how long it has been in its status at the snapshot ({@code now() - updated_at}: every transition
+   * sets updated_at) and its attention reason (V10; null when it needs none) with detail and since.
+   */
   public record ReconcileLine(String orderId, String status, long amount, String reservationStatus,
-      String workflowId, int version, boolean paidEventWritten) {}
+      String workflowId, int version, boolean paidEventWritten, java.time.Duration inStatus, String attention,
+      String attentionDetail, java.time.Instant attentionSince) {}
 
   /** Every order, in the caller's transaction (reconciliation reads them in one snapshot). */
   public static List<ReconcileLine> reconcileLines(java.sql.Connection c) throws SQLException {
     List<ReconcileLine> out = new ArrayList<>();
+    // now() is the transaction's start: the same instant for every row of the snapshot
     try (PreparedStatement ps = c.prepareStatement(
         "SELECT o.order_id, o.status, o.amount, r.status, o.workflow_id, o.version,"
-            + " EXISTS (SELECT 1 FROM outbox e WHERE e.order_id = o.order_id AND e.event_type = 'ORDER_PAID')"
+            + " EXISTS (SELECT 1 FROM outbox e WHERE e.order_id = o.order_id AND e.event_type = 'ORDER_PAID'),"
+            + " (extract(epoch FROM now() - o.updated_at) * 1000)::bigint, o.attention, o.attention_detail,"
+            + " o.attention_since"
             + " FROM orders o LEFT JOIN reservation r ON r.reservation_key = o.reservation_key ORDER BY o.order_id");
         ResultSet rs = ps.executeQuery()) {
       while (rs.next()) {
+        java.sql.Timestamp since = rs.getTimestamp(11);
         out.add(new ReconcileLine(rs.getString(1), rs.getString(2), rs.getLong(3), rs.getString(4), rs.getString(5),
-            rs.getInt(6), rs.getBoolean(7)));
+            rs.getInt(6), rs.getBoolean(7), java.time.Duration.ofMillis(Math.max(0, rs.getLong(8))), rs.getString(9),
+            rs.getString(10), since == null ? null : since.toInstant()));
       }
     }
     return out;
+  }
+
+  /**
+   * Orders needing attention, by stored reason ({@code orders.attention}, V10): one query over the
+   * partial index {@code orders_needing_attention}. A reason no order has is absent.
+   */
+  public Map<String, Long> attentionCounts() {
+    return db.read(c -> {
+      Map<String, Long> out = new java.util.TreeMap<>();
+      try (PreparedStatement ps = c.prepareStatement(
+          "SELECT attention, count(*) FROM orders WHERE attention IS NOT NULL GROUP BY attention");
+          ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) out.put(rs.getString(1), rs.getLong(2));
+      }
+      return out;
+    });
   }
 
   /** An order's status and version now. */

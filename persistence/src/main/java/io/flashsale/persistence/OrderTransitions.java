@@ -148,4 +148,22 @@ public final class OrderTransitions {
       ps.executeUpdate();
     }
   }
+
+  /**
+   * Sets or clears (reason null) why the order needs an operator (orders.attention, V10); status
+   * and version are untouched. Since is kept while the reason stays the same, so a repeated mark
+   * does not restart the clock.
+   */
+  public static void markAttention(Connection c, String orderId, String reason, String detail) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("UPDATE orders SET attention = ?, attention_detail = ?,"
+        + " attention_since = CASE WHEN ?::text IS NULL THEN NULL"
+        + " WHEN attention IS NOT DISTINCT FROM ?::text THEN attention_since ELSE now() END WHERE order_id = ?")) {
+      ps.setString(1, reason);
+      ps.setString(2, reason == null ? null : detail);
+      ps.setString(3, reason);
+      ps.setString(4, reason);
+      ps.setString(5, orderId);
+      ps.executeUpdate();
+    }
+  }
 }

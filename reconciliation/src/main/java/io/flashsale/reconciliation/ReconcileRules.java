@@ -1,6 +1,8 @@
 package io.flashsale.reconciliation;
 
 import io.flashsale.domain.OrderStatus;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -35,6 +37,10 @@ public final class ReconcileRules {
     CHARGED_BUT_FAILED, FAILED_BUT_RESERVATION_HELD, FAILED_BUT_RESERVATION_CONFIRMED,
     CHARGED_BUT_CANCELLED, CANCELLED_BUT_RESERVATION_HELD, CANCELLED_BUT_RESERVATION_CONFIRMED,
     CHARGED_BUT_CREATED, CREATED_WITHOUT_HELD,
+    /** PAYING, UNKNOWN or REFUNDING for longer than the age bound: it is not converging on its own. */
+    PENDING_AGED,
+    /** The order's workflow marked it as needing an operator ({@code orders.attention}), whatever its status. */
+    NEEDS_ATTENTION,
     /** A status the state machine does not know (only a hand-edited row gets one). */
     UNRECOGNISED_STATUS;
 
@@ -61,18 +67,61 @@ public final class ReconcileRules {
     }
   }
 
-  /** One order as the database shows it (status as stored: a text column). */
+  /**
+   * One order as the database shows it (status as stored: a text column); inStatus is how long it
+   * had been in that status at the snapshot; attention is {@code orders.attention} (null: none).
+   */
   public record OrderLine(String orderId, String status, long amount, String reservationStatus, String workflowId,
-      int version, boolean hasPaidEvent) {}
+      int version, boolean hasPaidEvent, Duration inStatus, String attention, String attentionDetail,
+      Instant attentionSince) {
 
-  /** Pending: a payment may be in flight, so the order is counted, not judged. */
+    /** An order in its status for no time yet, needing no attention. */
+    public OrderLine(String orderId, String status, long amount, String reservationStatus, String workflowId,
+        int version, boolean hasPaidEvent) {
+      this(orderId, status, amount, reservationStatus, workflowId, version, hasPaidEvent, Duration.ZERO, null, null,
+          null);
+    }
+
+    public boolean needsAttention() {
+      return attention != null;
+    }
+  }
+
+  /**
+   * Whether the order's money may still move at the channel (PAYING, UNKNOWN, REFUNDING): its net
+   * there is anywhere between 0 and its amount, aged or marked or not.
+   */
+  public static boolean moneyInFlight(OrderLine o) {
+    try {
+      return OrderStatus.valueOf(o.status()).isPending();
+    } catch (IllegalArgumentException e) {
+      return false;
+    }
+  }
+
+  /**
+   * Pending: a payment may be in flight, so the order is counted, not judged. An order pending for
+   * longer than the age bound, or one needing attention, is judged: its flags say which.
+   */
   public record Verdict(boolean pending, List<Flag> flags) {
     static Verdict judged(List<Flag> flags) {
       return new Verdict(false, List.copyOf(flags));
     }
   }
 
-  public static Verdict judge(OrderLine o, LedgerEntry l) {
+  /**
+   * One order's verdict; pendingAgeBound is how long an order may stay PAYING, UNKNOWN or
+   * REFUNDING before it is PENDING_AGED. NEEDS_ATTENTION comes last, after the status's flags.
+   */
+  public static Verdict judge(OrderLine o, LedgerEntry l, Duration pendingAgeBound) {
+    Verdict v = judgeStatus(o, l, pendingAgeBound);
+    if (!o.needsAttention()) return v;
+    List<Flag> flags = new ArrayList<>(v.flags());
+    flags.add(Flag.NEEDS_ATTENTION);
+    return Verdict.judged(flags);
+  }
+
+  private static Verdict judgeStatus(OrderLine o, LedgerEntry l, Duration pendingAgeBound) {
     OrderStatus status;
     Reservation res;
     try {
@@ -83,7 +132,8 @@ public final class ReconcileRules {
     }
     List<Flag> flags = new ArrayList<>();
     return switch (status) {
-      case PAYING, UNKNOWN, REFUNDING -> new Verdict(true, List.of());
+      case PAYING, UNKNOWN, REFUNDING -> o.inStatus().compareTo(pendingAgeBound) > 0
+          ? Verdict.judged(List.of(Flag.PENDING_AGED)) : new Verdict(true, List.of());
       case PAID -> {
         if (l.charged() == 0) flags.add(Flag.PAID_WITHOUT_CHARGE);
         else if (l.charged() != o.amount()) flags.add(Flag.PAID_CHARGE_MISMATCH);
@@ -110,8 +160,33 @@ public final class ReconcileRules {
     };
   }
 
-  /** The totals the global checks compare, gathered over every order. */
-  public record Totals(int paid, long paidSum, int pending, int paidWithoutEvent, int confirmed, long drift) {}
+  /** The flags a charge landing between the snapshot and the ledger read can raise on its own. */
+  private static final java.util.Set<Flag> CHARGED_AFTER_SNAPSHOT =
+      java.util.EnumSet.of(Flag.CHARGED_BUT_CREATED, Flag.CHARGED_BUT_FAILED, Flag.CHARGED_BUT_CANCELLED);
+
+  /** Whether the verdict has a flag a charge made after the snapshot would explain. */
+  public static boolean chargedAfterSnapshot(Verdict v) {
+    return v.flags().stream().anyMatch(CHARGED_AFTER_SNAPSHOT::contains);
+  }
+
+  /**
+   * The verdict on an order whose row moved on after the snapshot (another version now): the
+   * charge the ledger shows is of the payment that moved it (a CREATED order goes PAYING before it
+   * is charged, a FAILED or CANCELLED one REFUNDING once a late charge is known), so the order is
+   * in flight, not charged wrongly. The next report judges it where it is then.
+   */
+  public static Verdict movedOn(Verdict v) {
+    List<Flag> rest = v.flags().stream().filter(f -> !CHARGED_AFTER_SNAPSHOT.contains(f)).toList();
+    return rest.isEmpty() ? new Verdict(true, List.of()) : Verdict.judged(rest);
+  }
+
+  /**
+   * The totals the global checks compare, gathered over every order. pending and pendingSum count
+   * the orders whose money may still move ({@link #moneyInFlight}, aged or marked ones too, and any
+   * order the Reconciler found moved on since the snapshot) and their amounts.
+   */
+  public record Totals(int paid, long paidSum, int pending, long pendingSum, int paidWithoutEvent, int confirmed,
+      long drift) {}
 
   /** What can be wrong across orders, as the report's GLOBAL lines name it. */
   public enum GlobalFlag { MULTIPLE_CHARGES, LEDGER_WITHOUT_ORDER, CONFIRMED_NOT_PAID, NET_NOT_PAID_SUM,
@@ -121,7 +196,11 @@ public final class ReconcileRules {
 
   /**
    * The checks no single order can fail. orderExists is asked only for a ledger row whose order was
-   * not in the snapshot (an order created after it is not an orphan).
+   * not in the snapshot (an order created after it is not an orphan), possibly more than once.
+   * channel_net leaves out the rows of orders created after the snapshot (their money is in no
+   * total); an orphan's rows are in it. Each pending order's net is between 0 and its amount, so
+   * with pending orders the check is paid_sum ≤ channel_net ≤ paid_sum + pending_sum, and with
+   * none it is equality.
    */
   public static List<GlobalFinding> global(Map<String, LedgerEntry> ledger, Predicate<String> inSnapshot,
       Predicate<String> orderExists, Totals t) {
@@ -139,10 +218,15 @@ public final class ReconcileRules {
     if (t.confirmed() != t.paid()) {
       out.add(new GlobalFinding(GlobalFlag.CONFIRMED_NOT_PAID, "GLOBAL confirmed=" + t.confirmed() + " != paid=" + t.paid()));
     }
-    long channelNet = channelNet(ledger);
-    if (t.pending() == 0 && channelNet != t.paidSum()) {
-      out.add(new GlobalFinding(GlobalFlag.NET_NOT_PAID_SUM,
-          "GLOBAL channel_net=" + channelNet + " != paid_sum=" + t.paidSum()));
+    long channelNet = channelNet(ledger, order -> !inSnapshot.test(order) && orderExists.test(order));
+    if (t.pending() == 0) {
+      if (channelNet != t.paidSum()) {
+        out.add(new GlobalFinding(GlobalFlag.NET_NOT_PAID_SUM,
+            "GLOBAL channel_net=" + channelNet + " != paid_sum=" + t.paidSum()));
+      }
+    } else if (channelNet < t.paidSum() || channelNet > t.paidSum() + t.pendingSum()) {
+      out.add(new GlobalFinding(GlobalFlag.NET_NOT_PAID_SUM, "GLOBAL channel_net=" + channelNet
+          + " not in [paid_sum=" + t.paidSum() + ", paid_sum+pending_sum=" + (t.paidSum() + t.pendingSum()) + "]"));
     }
     if (t.paidWithoutEvent() > 0) {
       out.add(new GlobalFinding(GlobalFlag.PAID_WITHOUT_EVENT,
@@ -176,6 +260,11 @@ public final class ReconcileRules {
   }
 
   public static long channelNet(Map<String, LedgerEntry> ledger) {
-    return ledger.values().stream().mapToLong(LedgerEntry::net).sum();
+    return channelNet(ledger, order -> false);
+  }
+
+  /** The ledger's net without the rows of the orders left out. */
+  public static long channelNet(Map<String, LedgerEntry> ledger, Predicate<String> leftOut) {
+    return ledger.entrySet().stream().filter(e -> !leftOut.test(e.getKey())).mapToLong(e -> e.getValue().net()).sum();
   }
 }

@@ -13,6 +13,7 @@ import io.flashsale.persistence.OrderQueries;
 import io.flashsale.reconciliation.ReconcileRules.LedgerEntry;
 import io.flashsale.reconciliation.ReconcileRules.OrderLine;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -22,7 +23,8 @@ import java.util.TreeMap;
 /**
  * Reconciliation (docs/DESIGN.md §Reconciliation): every order against the channel's ledger and
  * its current reservation, then the global checks, then the fulfillment check against the
- * consumer's own shipments. Orders still in flight are counted as pending, not judged.
+ * consumer's own shipments. Orders still in flight are counted as pending, not judged, up to the
+ * pending age bound; an order needing attention is a finding whatever its status.
  */
 public final class Reconciler {
 
@@ -35,11 +37,19 @@ public final class Reconciler {
     List<String> check(String orderId, String workflowId, String status, int version);
   }
 
-  public record Report(Map<String, Integer> classes, List<String> mismatches, int pending, long channelNet,
-      long paidSum, int confirmed, int paid, long drift, List<String> notes) {
+  /**
+   * pending: orders counted, not judged; pendingSum: the amounts of every order whose money may
+   * still move (aged ones too), the width of the channel_net range; pendingAged: PENDING_AGED
+   * findings; attention: orders needing attention by stored reason; channelNet leaves out the
+   * ledger rows of orders created after the snapshot.
+   */
+  public record Report(Map<String, Integer> classes, List<String> mismatches, int pending, long pendingSum,
+      int pendingAged, Map<String, Integer> attention, long channelNet, long paidSum, int confirmed, int paid,
+      long drift, List<String> notes) {
 
     public String summaryLine() {
       return "reconcile classes=" + classes + " mismatches=" + mismatches.size() + " pending=" + pending
+          + " pending_sum=" + pendingSum + " pending_aged=" + pendingAged + " attention=" + attention
           + " channel_net=" + channelNet + " paid_sum=" + paidSum + " confirmed=" + confirmed + " paid=" + paid
           + " drift=" + drift;
     }
@@ -62,25 +72,31 @@ public final class Reconciler {
   private final List<PaymentChannel> channels;
   /** The fulfillment consumer's shipments; null when no consumer is reachable (not checked). */
   private final Shipments shipments;
+  /** How long an order may stay PAYING, UNKNOWN or REFUNDING before it is PENDING_AGED. */
+  private final Duration pendingAgeBound;
+
+  /** The default pending age bound, as {@code reconciliation.pendingAgeBound} has it. */
+  public static final Duration DEFAULT_PENDING_AGE_BOUND = Duration.ofHours(1);
 
   public Reconciler(Database db, PaymentChannel channel) {
     this(db, channel, null);
   }
 
   public Reconciler(Database db, PaymentChannel channel, Shipments shipments) {
-    this(db, List.of(channel), shipments);
+    this(db, List.of(channel), shipments, DEFAULT_PENDING_AGE_BOUND);
   }
 
   /** Reconciles against the ledgers of every registered channel, merged. */
-  public Reconciler(Database db, PaymentChannels channels, Shipments shipments) {
-    this(db, channels.ids().stream().map(id -> channels.get(id).channel()).toList(), shipments);
+  public Reconciler(Database db, PaymentChannels channels, Shipments shipments, Duration pendingAgeBound) {
+    this(db, channels.ids().stream().map(id -> channels.get(id).channel()).toList(), shipments, pendingAgeBound);
   }
 
-  private Reconciler(Database db, List<PaymentChannel> channels, Shipments shipments) {
+  private Reconciler(Database db, List<PaymentChannel> channels, Shipments shipments, Duration pendingAgeBound) {
     this.db = db;
     this.orderQueries = new OrderQueries(db);
     this.channels = List.copyOf(channels);
     this.shipments = shipments;
+    this.pendingAgeBound = java.util.Objects.requireNonNull(pendingAgeBound);
   }
 
   private record Snapshot(List<OrderLine> orders, int confirmed, long drift, List<String> operatorSettled) {}
@@ -112,32 +128,46 @@ public final class Reconciler {
     List<String> mismatches = new ArrayList<>();
     List<String> notes = new ArrayList<>();
     int pending = 0;
+    int inFlight = 0;
+    long pendingSum = 0;
+    int pendingAged = 0;
+    Map<String, Integer> attention = new TreeMap<>();
     int paidWithoutEvent = 0;
     int paid = 0;
     long paidSum = 0;
     for (OrderLine o : orders) {
       classes.merge(o.status(), 1, Integer::sum);
       LedgerEntry l = ledger.getOrDefault(o.orderId(), LedgerEntry.NONE);
-      ReconcileRules.Verdict verdict = ReconcileRules.judge(o, l);
+      ReconcileRules.Verdict verdict = ReconcileRules.judge(o, l, pendingAgeBound);
+      boolean moved = ReconcileRules.chargedAfterSnapshot(verdict) && movedSinceSnapshot(o);
+      if (moved) verdict = ReconcileRules.movedOn(verdict);
       if (verdict.pending()) pending++;
+      if (moved || ReconcileRules.moneyInFlight(o)) {
+        inFlight++;
+        pendingSum += o.amount();
+      }
+      if (verdict.flags().contains(ReconcileRules.Flag.PENDING_AGED)) pendingAged++;
+      if (o.needsAttention()) attention.merge(o.attention(), 1, Integer::sum);
       if (OrderStatus.PAID.name().equals(o.status())) {
         paid++;
         paidSum += o.amount();
         if (verdict.flags().contains(ReconcileRules.Flag.PAID_WITHOUT_EVENT)) paidWithoutEvent++;
       }
-      if (!verdict.flags().isEmpty()) {
-        mismatches.add(o.orderId() + " " + o.status() + " "
-            + verdict.flags().stream().map(Enum::name).collect(java.util.stream.Collectors.joining(","))
-            + " charged=" + l.charged() + " refunded=" + l.refunded() + " reservation=" + o.reservationStatus());
-      }
+      if (!verdict.flags().isEmpty()) mismatches.add(orderLine(o, l, verdict.flags(), pendingAgeBound));
       if (workflows != null) mismatches.addAll(workflowFindings(workflows, o));
     }
     java.util.Set<String> known = new java.util.HashSet<>();
     for (OrderLine o : orders) known.add(o.orderId());
+    // a ledger row of an order not in the snapshot: created after it (left out of channel_net), or an orphan
+    java.util.Set<String> createdAfter = new java.util.HashSet<>();
+    for (String order : ledger.keySet()) {
+      if (!known.contains(order) && orderQueries.exists(order)) createdAfter.add(order);
+    }
     int confirmed = snap.confirmed();
     long drift = snap.drift();
-    ReconcileRules.Totals totals = new ReconcileRules.Totals(paid, paidSum, pending, paidWithoutEvent, confirmed, drift);
-    for (ReconcileRules.GlobalFinding f : ReconcileRules.global(ledger, known::contains, orderQueries::exists, totals)) {
+    ReconcileRules.Totals totals = new ReconcileRules.Totals(paid, paidSum, inFlight, pendingSum, paidWithoutEvent,
+        confirmed, drift);
+    for (ReconcileRules.GlobalFinding f : ReconcileRules.global(ledger, known::contains, createdAfter::contains, totals)) {
       mismatches.add(f.line());
     }
     if (shipped == null) {
@@ -155,8 +185,36 @@ public final class Reconciler {
     // the operator's path skips the callback signature by design: every payment it settled is listed
     notes.add("settled by an operator signal: " + snap.operatorSettled().size()
         + (snap.operatorSettled().isEmpty() ? "" : " " + String.join(", ", snap.operatorSettled())));
-    long channelNet = ReconcileRules.channelNet(ledger);
-    return new Report(classes, mismatches, pending, channelNet, paidSum, confirmed, paid, drift, notes);
+    long channelNet = ReconcileRules.channelNet(ledger, createdAfter::contains);
+    return new Report(classes, mismatches, pending, pendingSum, pendingAged, attention, channelNet, paidSum, confirmed,
+        paid, drift, notes);
+  }
+
+  /**
+   * An order's mismatch line: {@code <order> <status> <FLAG>[,<FLAG>…] charged= refunded= reservation=},
+   * then {@code in_status=<n>s bound=<n>s} for PENDING_AGED and {@code attention=<reason>
+   * since=<instant> detail=<text>} for NEEDS_ATTENTION (the detail last: it is free text).
+   */
+  static String orderLine(OrderLine o, LedgerEntry l, List<ReconcileRules.Flag> flags, Duration pendingAgeBound) {
+    StringBuilder sb = new StringBuilder().append(o.orderId()).append(' ').append(o.status()).append(' ')
+        .append(flags.stream().map(Enum::name).collect(java.util.stream.Collectors.joining(",")))
+        .append(" charged=").append(l.charged()).append(" refunded=").append(l.refunded())
+        .append(" reservation=").append(o.reservationStatus());
+    if (flags.contains(ReconcileRules.Flag.PENDING_AGED)) {
+      sb.append(" in_status=").append(o.inStatus().toSeconds()).append("s bound=")
+          .append(pendingAgeBound.toSeconds()).append('s');
+    }
+    if (flags.contains(ReconcileRules.Flag.NEEDS_ATTENTION)) {
+      sb.append(" attention=").append(o.attention()).append(" since=").append(o.attentionSince())
+          .append(" detail=").append(o.attentionDetail());
+    }
+    return sb.toString();
+  }
+
+  /** A CREATED, FAILED or CANCELLED order the ledger shows charged: has its row moved on since the snapshot? */
+  private boolean movedSinceSnapshot(OrderLine o) {
+    OrderQueries.StatusAndVersion now = orderQueries.statusAndVersion(o.orderId());
+    return now != null && now.version() != o.version();
   }
 
   /**
@@ -175,7 +233,7 @@ public final class Reconciler {
     List<OrderLine> out = new ArrayList<>();
     for (OrderQueries.ReconcileLine l : OrderQueries.reconcileLines(c)) {
       out.add(new OrderLine(l.orderId(), l.status(), l.amount(), l.reservationStatus(), l.workflowId(), l.version(),
-          l.paidEventWritten()));
+          l.paidEventWritten(), l.inStatus(), l.attention(), l.attentionDetail(), l.attentionSince()));
     }
     return out;
   }

@@ -60,8 +60,8 @@ class DemoScriptTest {
 
   /** A report as the reconciler builds it after the demo's sale: 3 paid, 1 failed, 1 cancelled. */
   private static Reconciler.Report report(int pending, List<String> mismatches) {
-    return new Reconciler.Report(Map.of("PAID", 3, "FAILED", 1, "CANCELLED", 1), mismatches, pending, 5970, 5970, 3, 3,
-        0, List.of("workflows checked=5"));
+    return new Reconciler.Report(Map.of("PAID", 3, "FAILED", 1, "CANCELLED", 1), mismatches, pending, 0, 0, Map.of(), 5970, 5970,
+        3, 3, 0, List.of("workflows checked=5"));
   }
 
   // ---- the table

@@ -42,6 +42,9 @@ public class ReconcileTask extends AdminTask {
       body.put("classes", r.classes());
       body.put("mismatches", r.mismatches());
       body.put("pending", r.pending());
+      body.put("pending_sum", r.pendingSum());
+      body.put("pending_aged", r.pendingAged());
+      body.put("attention", r.attention());
       body.put("channel_net", r.channelNet());
       body.put("paid_sum", r.paidSum());
       body.put("confirmed", r.confirmed());
