@@ -26,7 +26,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * charge, the order is PAID by query (on a new reservation: the expiry released the unit, rule 4),
  * its hand lowered, reconcile clean.
  */
-@Tag("in-memory-only")
+@Tag("in-memory-only") // time skipping: an hour of outage in seconds
 class X35ChannelOutageHourTest {
   @RegisterExtension static final Stack stack = new Stack();
   @RegisterExtension static final Evidence ev = new Evidence("X-35",
@@ -139,7 +139,8 @@ class X35ChannelOutageHourTest {
     ev.note("history at PAID: " + settled.size() + " events in all; attempts of the ended rounds "
         + Attentions.endedRoundAttempts(settled));
     stack.awaitNothingPending(10_000);
-    stack.checkReconcileClean(ev, "reconcile clean");
+    String clean = stack.checkReconcileClean(ev, "reconcile clean");
+    ev.check(clean.contains("attention={}"), "no order needing attention in the report");
   }
 
   private static String status(String orderId) {
