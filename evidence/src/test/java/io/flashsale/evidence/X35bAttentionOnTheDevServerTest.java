@@ -83,6 +83,8 @@ class X35bAttentionOnTheDevServerTest {
     // reconciliation reads the channel's statement: with the channel down it cannot run (printed)
     HttpJson.Reply down = stack.admin.post("/tasks/reconcile", null);
     ev.note("reconcile with the channel down answered " + down.status() + " " + down.raw().trim());
+    ev.check(down.status() == 503 && down.raw().contains("CHANNEL_UNAVAILABLE"),
+        "reconcile with the channel down is a clear 503 CHANNEL_UNAVAILABLE, not a 500");
 
     HttpJson.Reply health = stack.admin.get("/healthcheck");
     ev.note("/healthcheck during the outage: " + health.status() + " " + health.raw());

@@ -35,7 +35,14 @@ public class ReconcileTask extends AdminTask {
     List<io.flashsale.reconciliation.OrphanRepair.Repaired> repaired =
         repairParam.equals("true") ? repair.run() : List.of();
     repair.awaitLoaded(repaired, java.time.Duration.ofSeconds(15));
-    Reconciler.Report r = reconciler.run(workflows);
+    Reconciler.Report r;
+    try {
+      r = reconciler.run(workflows);
+    } catch (java.io.IOException channelDown) {
+      // the report needs the channel's statement: a dependency that does not answer, not a bug
+      throw new TaskError(503, "CHANNEL_UNAVAILABLE", null,
+          "the payment channel's statement could not be read; retry when the channel answers");
+    }
     if (format.equals("json")) {
       Map<String, Object> body = new LinkedHashMap<>();
       body.put("repaired", repaired.stream().map(io.flashsale.reconciliation.OrphanRepair.Repaired::line).toList());
