@@ -82,15 +82,18 @@ final class ChannelSteps {
    * until a definite answer, a definite refusal or the round's bound.
    */
   private ActivityOptions round(Duration bound) {
+    // after the first delay (unknownFirstQuery) the waits double from twice it, up to the cap; the
+    // engine refuses a maximum below the initial interval, so the cap never goes under it
+    long initial = Math.max(1, 2 * settings.unknownFirstQueryMillis());
+    long maximum = Math.max(initial, settings.unknownQueryCapMillis());
     return ActivityOptions.newBuilder()
         .setStartToCloseTimeout(Duration.ofSeconds(10))
         .setScheduleToCloseTimeout(bound)
         .setCancellationType(ActivityCancellationType.TRY_CANCEL)
         .setRetryOptions(RetryOptions.newBuilder()
-            // after the first delay (unknownFirstQuery) the waits double from twice it, as before rounds
-            .setInitialInterval(Duration.ofMillis(Math.max(1, 2 * settings.unknownFirstQueryMillis())))
+            .setInitialInterval(Duration.ofMillis(initial))
             .setBackoffCoefficient(2)
-            .setMaximumInterval(Duration.ofMillis(Math.max(settings.unknownFirstQueryMillis(), settings.unknownQueryCapMillis())))
+            .setMaximumInterval(Duration.ofMillis(maximum))
             .build())
         .build();
   }

@@ -269,4 +269,18 @@ class OrderEdgesTest {
     assertEquals(List.of(OrderStatus.CREATED, OrderStatus.CANCELLED, OrderStatus.REFUNDING, OrderStatus.REFUNDED),
         backend.path(), "the late charge was applied and refunded before the run ended");
   }
+
+  @Test
+  void aFirstQueryDelayLongerThanTheCapStillGivesAValidRound() {
+    // 2 × the first delay (the round's first retry interval) above the cap: the cap gives way
+    OrderSettings slowFirst = new OrderSettings(60_000, 90_000, 120_000, 600_000, 4_000, true);
+    backend.chargeAnswer = ChannelResult.UNKNOWN;
+    backend.nextQueryAnswers.add(ChannelResult.UNKNOWN);
+    backend.queryAnswer = ChannelResult.CHARGED;
+    OrderWorkflow wf = harness.created(slowFirst);
+    assertEquals(OrderStatus.UNKNOWN, wf.pay().status());
+    env.sleep(Duration.ofMinutes(6));
+    waitFor(() -> backend.row().status() == OrderStatus.PAID);
+    assertEquals(0, harness.events(EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED), "no workflow task failed");
+  }
 }
