@@ -84,7 +84,10 @@ class ConfigurationValidationTest {
 
   @Test
   void theDefaultTimingsAreTheWorkflowsDefaults() {
-    assertEquals(OrderSettings.defaults(), Assembly.orderSettings(new FlashsaleConfiguration.OrderTimings()));
+    // but the channel's queue: the service sends the channel's activities to their own queue, a run
+    // started with OrderSettings.defaults() (workflow tests) to its workflow's
+    assertEquals(OrderSettings.defaults().withChannelTaskQueue(io.flashsale.workflows.WorkflowIds.CHANNEL_TASK_QUEUE),
+        Assembly.orderSettings(new FlashsaleConfiguration.OrderTimings()));
   }
 
   @Test
