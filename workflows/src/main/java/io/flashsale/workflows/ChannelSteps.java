@@ -77,14 +77,13 @@ final class ChannelSteps {
   }
 
   /**
-   * A round at the channel: one activity whose attempts the server retries with the order's
-   * backoff (doubling up to unknownQueryCap), adding no history meanwhile,
-   * until a definite answer, a definite refusal or the round's bound.
+   * A round at the channel: one activity whose attempts the server retries from {@code initial}
+   * doubling up to the order's cap (unknownQueryCap), adding no history meanwhile, until a
+   * definite answer, a definite refusal or the round's bound.
    */
-  private ActivityOptions round(Duration bound) {
-    // after the first delay (unknownFirstQuery) the waits double from twice it, up to the cap; the
-    // engine refuses a maximum below the initial interval, so the cap never goes under it
-    long initial = Math.max(1, 2 * settings.unknownFirstQueryMillis());
+  private ActivityOptions round(Duration bound, long initialMillis) {
+    // the engine refuses a maximum below the initial interval
+    long initial = Math.max(1, initialMillis);
     long maximum = Math.max(initial, settings.unknownQueryCapMillis());
     return ActivityOptions.newBuilder()
         .setStartToCloseTimeout(Duration.ofSeconds(10))
@@ -98,10 +97,21 @@ final class ChannelSteps {
         .build();
   }
 
+  /**
+   * After the first query's delay the next queries wait twice it, doubling, at most the cap: the
+   * backoff of the timer-driven queries before rounds.
+   */
+  private long queryRetryMillis() {
+    return Math.min(2 * settings.unknownFirstQueryMillis(), settings.unknownQueryCapMillis());
+  }
+
+  /** A refund is retried from 1 s (the reply of a refund that did land is answered again by key). */
+  private static final long REFUND_RETRY_MILLIS = 1_000;
+
   /** A convergence round for an UNKNOWN order: query, close first on NOT_FOUND, until definite. */
   ChannelRound<ChannelActivities.Converged> convergeRound(String orderId, int round) {
     Duration bound = settings.roundBound(round);
-    ChannelActivities stub = channel(round(bound), "query the channel for UNKNOWN " + orderId + " (round "
+    ChannelActivities stub = channel(round(bound, queryRetryMillis()), "query the channel for UNKNOWN " + orderId + " (round "
         + (round + 1) + ", up to " + bound.toMinutes() + " min)");
     return ChannelRound.start(() -> stub.converge(orderId));
   }
@@ -109,7 +119,7 @@ final class ChannelSteps {
   /** A refund round with the order's refund key, until confirmed, refused or the round's bound. */
   ChannelRound<ChannelAnswer> refundRound(OrderView order, int round) {
     Duration bound = settings.roundBound(round);
-    ChannelActivities stub = channel(round(bound), "refund " + order.orderId() + " " + order.amount() + " (round "
+    ChannelActivities stub = channel(round(bound, REFUND_RETRY_MILLIS), "refund " + order.orderId() + " " + order.amount() + " (round "
         + (round + 1) + ", up to " + bound.toMinutes() + " min)");
     return ChannelRound.start(() -> stub.refund(order.orderId(), order.amount()));
   }

@@ -420,7 +420,11 @@ public class OrderWorkflowImpl implements OrderWorkflow {
    */
   private void roundFailed(Attention reason, String detail) {
     roundsRun++;
-    nextRoundAt = roundStartedAt + roundBoundMillis;
+    // the server ends a round that runs out when its next retry would pass the bound, so up to
+    // one retry interval (the cap) early: that round ran out, the next starts at once
+    long endsAt = roundStartedAt + roundBoundMillis;
+    boolean ranOut = Workflow.currentTimeMillis() >= endsAt - Math.max(settings.unknownQueryCapMillis(), 1_000);
+    nextRoundAt = ranOut ? 0 : endsAt;
     raiseAttention(reason, detail);
   }
 
