@@ -33,9 +33,9 @@ final class ChannelSteps {
 
   /**
    * The channel's options. Charge, query and close get one attempt: no answer is the value UNKNOWN,
-   * which the order converges by query, not a retry. Refunds retry with the same refund key until
-   * the channel answers (a round of five; rounds repeat). The charge must start within
-   * CHARGE_START_BOUND, or it never started.
+   * which the order converges by query, not a retry. The charge must start within
+   * CHARGE_START_BOUND, or it never started. Runs before owned-deadlines query, close and refund
+   * with these (a refund round of five); newer runs converge and refund in rounds ({@link #round}).
    */
   private static final ActivityOptions ONE_ATTEMPT =
       ActivityOptions.newBuilder()

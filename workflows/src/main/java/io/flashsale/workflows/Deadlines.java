@@ -11,7 +11,8 @@ import java.util.function.Supplier;
 
 /**
  * The loop's clock and the run's waits. The deadlines: when the reservation expires, when an
- * UNKNOWN order is queried next (with backoff), when a final order's late-notice window closes.
+ * UNKNOWN order is first queried (every query, with backoff, in runs before owned-deadlines),
+ * when a final order's late-notice window closes.
  * Since {@link ChangeIds#LEAN_HISTORY} the loop keeps one timer per absolute deadline, in its own
  * cancellation scope, across wake-ups (docs/DESIGN.md §Workflow design, "The loop").
  */
