@@ -22,10 +22,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * OrderAttention=DataError; once the row can be written, the slow retry makes it PAID.
  */
 class X17DatabaseFaultsTest {
-  // the outage's retries are counted by the server on activity tasks; with local database steps a
-  // run of the whole suite once recorded no ApplyChannelAnswer marker at all (not explained yet)
-  @RegisterExtension static final Stack stack = new Stack().with("channel.timeout", "5s")
-      .with("orders.localDatabaseSteps", false);
+  @RegisterExtension static final Stack stack = new Stack().with("channel.timeout", "5s");
   @RegisterExtension static final Evidence ev = new Evidence("X-17", "database outage converges; data error flags, never FAILED");
 
   private static final String SKU = "sku-x17";
@@ -137,7 +134,11 @@ class X17DatabaseFaultsTest {
     String ta = stack.sql.timeline(a);
     ev.note("timeline " + a + ": " + ta);
     ev.check(ta.endsWith("[PAYING->PAID v3 charge reply]"), "the charge reply was applied after the outage: PAID");
-    int attempts = applyAttempts(Histories.of(stack, workflowId(a)));
+    // the row is PAID as soon as the step commits; its marker (or its activity task's started
+    // event) reaches history only when the step has returned to the workflow: wait for it
+    String wa = workflowId(a);
+    stack.awaitTrue(() -> applyAttempts(Histories.of(stack, wa)) > 0, 30_000, "the applying step never reached history");
+    int attempts = applyAttempts(Histories.of(stack, wa));
     ev.note("attempts of the activity that applied the charge reply: " + attempts);
     ev.check(attempts >= 2, "it was retried through the outage (" + attempts + " attempts)");
     ev.check(attempts <= 15, "with backoff, not in a hot loop (" + attempts + " attempts in about 20 s)");
