@@ -16,8 +16,8 @@
 # The expected experiments come from the sources, not from a list: each test class that
 # constructs `new Evidence("<id>", ...)` (or declares `EVIDENCE_ID = "<id>"`, a class writing its
 # own record, PBT-01) is one, expected on every engine its class-level tags allow (as
-# evidence/pom.xml excludes them: in-memory-only skips the dev server, dev-server-only the
-# in-memory engine: listed as SKIPPED); a class-level @Disabled one is listed as DISABLED. Two
+# evidence/pom.xml and evidence-dev-server/pom.xml exclude them: in-memory-only and
+# engine-independent skip the dev server, dev-server-only the in-memory engine: listed as SKIPPED); a class-level @Disabled one is listed as DISABLED. Two
 # classes with one id are a FAIL. Every record names its run (RUN <id> commit=... tree=...; the
 # run id is the Maven invocation's start): the newest run is the one reported, a record of another
 # run is stale and does not count, so an expected experiment without a record of this run is a FAIL.
@@ -130,7 +130,7 @@ expected() {
     fi
     for engine in "${engines[@]}"; do
       tagline=""
-      [ "$engine" = dev-server ] && tagline=$(grep -E 'Tag\( *"in-memory-only" *\)' <<<"$head" || true)
+      [ "$engine" = dev-server ] && tagline=$(grep -E 'Tag\( *"(in-memory-only|engine-independent)" *\)' <<<"$head" || true)
       [ "$engine" = embedded ] && tagline=$(grep -E 'Tag\( *"dev-server-only" *\)' <<<"$head" || true)
       for id in $ids; do
         if [ -n "$tagline" ]; then

@@ -2,6 +2,7 @@ package io.flashsale.evidence;
 
 import io.flashsale.launcher.cli.HttpJson;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -10,6 +11,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * synchronously; the channel's two duplicate callbacks change nothing; a declined order fails
  * and its unit comes back (3 → 4).
  */
+@Tag("fast") // in ./flashsale test --fast
 class C2901HappyPathTest {
   @RegisterExtension static final Stack stack = new Stack();
   @RegisterExtension static final Evidence ev = new Evidence("C29-01", "happy path over HTTP");

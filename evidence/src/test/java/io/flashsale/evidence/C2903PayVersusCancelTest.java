@@ -9,6 +9,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * channel saw exactly as many charges as there are PAID orders and knows nothing of the
  * cancelled ones. Which side wins is scheduling: printed, not asserted.
  */
+@Tag("fast") // in ./flashsale test --fast
 class C2903PayVersusCancelTest {
   @RegisterExtension static final Stack stack = new Stack();
   @RegisterExtension static final Evidence ev = new Evidence("C29-03", "pay vs cancel on 10 orders, charges = PAID");

@@ -2,6 +2,7 @@ package io.flashsale.evidence;
 
 import io.flashsale.launcher.cli.HttpJson;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -10,6 +11,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * goes UNKNOWN, not FAILED, keeps its unit, shows as pending in reconciliation, and converges to
  * PAID by the workflow's first query (2 s later here). The held callback then arrives as a duplicate.
  */
+@Tag("fast") // in ./flashsale test --fast
 class C2904ReplyLostTest {
   // first query 2 s after UNKNOWN (default 1 s): room for the "before convergence" reconcile on a busy machine
   @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQuery", "2s");

@@ -2,6 +2,7 @@ package io.flashsale.evidence;
 
 import io.flashsale.launcher.cli.HttpJson;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -11,6 +12,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * acts on the close (CLOSED → FAILED + release). The late request is refused at the channel and
  * never reaches the ledger; a later charge of the same order is refused too.
  */
+@Tag("fast") // in ./flashsale test --fast
 class C2905RequestHeldTest {
   /**
    * How long the channel stub holds the charge request before it takes effect, counted from when

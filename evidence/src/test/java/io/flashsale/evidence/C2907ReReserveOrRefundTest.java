@@ -4,6 +4,7 @@ import io.flashsale.launcher.cli.HttpJson;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 // skips the clock past long timers (60 s and more): time skipping exists only in the in-memory engine
 @org.junit.jupiter.api.Tag("in-memory-only")
+@Tag("fast") // in ./flashsale test --fast
 class C2907ReReserveOrRefundTest {
   @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQuery", "5m");
   @RegisterExtension static final Evidence ev = new Evidence("C29-07", "re-reserve /r2 or refund, one refund in the ledger");

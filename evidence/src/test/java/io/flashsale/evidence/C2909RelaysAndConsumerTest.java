@@ -22,6 +22,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -37,6 +38,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * Lock/transactionid) for the whole hold and only claims once the first committed. Real: a second
  * relay with SKIP LOCKED claims and delivers a disjoint batch while the first still holds its own.
  */
+@Tag("engine-independent") // its claim is about the relays and the consumer, the same on either engine
 class C2909RelaysAndConsumerTest {
   @RegisterExtension static final Stack stack = new Stack().with("relay.enabled", false);
   @RegisterExtension static final Evidence ev = new Evidence("C29-09", "two relays, 40 deliveries, SKIP LOCKED vs FOR UPDATE, DUPLICATE, STALE");

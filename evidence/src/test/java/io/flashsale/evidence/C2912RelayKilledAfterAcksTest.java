@@ -3,6 +3,7 @@ package io.flashsale.evidence;
 import io.flashsale.launcher.cli.HttpJson;
 import io.flashsale.outbox.OutboxRelay;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * confirms. At-least-once delivery, exactly-once effect. (C29-18 repeats it without the
  * consumer's idempotency.)
  */
+@Tag("engine-independent") // its claim is about the relay and the consumer, the same on either engine
 class C2912RelayKilledAfterAcksTest {
   // the relay is run by hand; a channel timeout a busy machine cannot miss, so each pay answers PAID
   @RegisterExtension static final Stack stack = new Stack().with("relay.enabled", false)

@@ -5,6 +5,7 @@ import io.flashsale.outbox.OutboxRelay;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * shipments through the consumer's port, names each one: SHIPPED_MORE_THAN_ONCE. With the
  * safeguard on (C29-12) the same check is clean.
  */
+@Tag("engine-independent") // its claim is about the relay and the consumer, the same on either engine
 class C2918ConsumerWithoutDedupTest {
   // the relay is run by hand; a channel timeout a busy machine cannot miss, so each pay answers PAID
   @RegisterExtension static final Stack stack = new Stack().with("relay.enabled", false)

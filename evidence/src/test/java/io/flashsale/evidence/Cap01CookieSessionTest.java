@@ -9,6 +9,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * 404 ORDER_NOT_FOUND as a missing order (no existence oracle), their CSV never lists the order, and nothing moved: status, version, timeline,
  * stock, reservation, charges. The owner can still do all of it afterwards.
  */
+@Tag("engine-independent") // its claim is about the session cookie and tenant isolation at the API, the same on either engine
 class Cap01CookieSessionTest {
   private static final ObjectMapper JSON = new ObjectMapper();
   @RegisterExtension static final Stack stack = new Stack();

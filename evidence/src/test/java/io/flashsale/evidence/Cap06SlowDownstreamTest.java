@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * the consumer answers in time; every event the consumer got but could not acknowledge comes again
  * as a DUPLICATE, and each order ships exactly once.
  */
+@Tag("engine-independent") // its claim is about the relay and the consumer, the same on either engine
 class Cap06SlowDownstreamTest {
   /** The consumer as the relay sees it: a proxy on this port, in front of the stack's consumer. */
   private static final int DOWNSTREAM_PORT = port();

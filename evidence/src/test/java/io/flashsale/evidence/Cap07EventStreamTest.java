@@ -1,6 +1,7 @@
 package io.flashsale.evidence;
 
 import io.flashsale.launcher.cli.HttpJson;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -10,6 +11,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * the principal ends its open stream and every later call is 403. Streams are bounded: the third
  * of two allowed is 503, and closing one gives its permit back.
  */
+@Tag("engine-independent") // its claim is about the API's event stream, the same on either engine
 class Cap07EventStreamTest {
   @RegisterExtension static final Stack stack = new Stack().with("maxEventStreams", 2)
       .with("eventStreamHeartbeat", "300ms");

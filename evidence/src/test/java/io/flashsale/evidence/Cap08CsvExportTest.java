@@ -5,6 +5,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * back to 0 and its PostgreSQL session leaves the query. (The 20 000 extra rows of the owner are
  * inserted directly, as export volume; they are not orders that went through the workflow.)
  */
+@Tag("engine-independent") // its claim is about the API's CSV export, the same on either engine
 class Cap08CsvExportTest {
   @RegisterExtension static final Stack stack = new Stack();
   @RegisterExtension static final Evidence ev = new Evidence("CAP-08", "CSV export streams; an aborted download frees its resources");

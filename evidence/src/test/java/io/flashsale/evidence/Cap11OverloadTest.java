@@ -13,6 +13,7 @@ import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * right before it (so a refusal that waited in a queue for a while shows up on any machine) — and
  * leave no row. Retried later with the same keys, they go through.
  */
+@Tag("engine-independent") // its claim is about the API's admission control, the same on either engine
 class Cap11OverloadTest {
   @RegisterExtension static final Stack stack = new Stack().with("maxCreatesInFlight", 2)
       .with("maxCreatesInFlightPerPrincipal", 1);

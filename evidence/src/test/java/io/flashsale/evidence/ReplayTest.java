@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * activities) through pay, cancel and expiry, so the gate can never silently stop covering it.
  */
 @org.junit.jupiter.api.Tag("in-memory-only") // engine-free: it runs once, in the fast run
+@Tag("fast") // in ./flashsale test --fast
 class ReplayTest {
   @RegisterExtension static final Evidence ev = new Evidence("X-23",
       "recorded histories replay against the current workflow code");

@@ -4,6 +4,7 @@ import io.flashsale.launcher.cli.HttpJson;
 import io.flashsale.paymentchannel.CallbackSignatures;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * oracle: without the merchant's key nobody can make it charge an order (and so send a correctly
  * signed CHARGED notice), and even with it a charge names no URL but the merchant's own.
  */
+@Tag("engine-independent") // its claim is about the API's signature check and the channel's keys, the same on either engine
 class X06SignedCallbacksTest {
   private static final String SECRET = "x06-secret";
   /** The channel's old secret while it is rotated out: still accepted. */

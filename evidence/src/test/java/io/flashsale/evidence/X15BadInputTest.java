@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * numbers, and each is "ord-" and twelve digits), while the order list still pages in creation
  * order; a production configuration with placeholder secrets refuses to start.
  */
+@Tag("engine-independent") // its claim is about the HTTP layers' answers to bad input, the same on either engine
 class X15BadInputTest {
   private static final String SECRET = "x15-callback-secret-0123456789abcdef";
   @RegisterExtension static final Stack stack = new Stack().with("channel.callbackSecret", SECRET);

@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * issued until then and their open streams; a revocation refuses them for good, so an unrevoke
  * revives none; a key retired at run time (admin task) ends the streams of its tokens at once.
  */
+@Tag("engine-independent") // its claim is about session tokens and their keys, the same on either engine
 class X20TokenKeysAndSessionsTest {
   private static final String K1 = "x20-key-one-0123456789abcdef0123456789";
   private static final String K2 = "x20-key-two-0123456789abcdef0123456789";

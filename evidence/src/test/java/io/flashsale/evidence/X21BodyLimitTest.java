@@ -9,6 +9,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * body is never sent) or the body is chunked without a length. Nothing is stored, nothing is
  * stuck: the next normal create and callback go through.
  */
+@Tag("engine-independent") // its claim is about the HTTP server's body limit, the same on either engine
 class X21BodyLimitTest {
   private static final int LIMIT = 16 * 1024;
   @RegisterExtension static final Stack stack = new Stack();

@@ -6,6 +6,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * operator's browser would send) and any request whose Host is not a loopback name (a rebound DNS
  * name) are refused and change nothing.
  */
+@Tag("engine-independent") // its claim is about the admin port's tasks, the same on either engine
 class X22AdminTaskValidationTest {
   @RegisterExtension static final Stack stack = new Stack();
   @RegisterExtension static final Evidence ev = new Evidence("X-22", "admin tasks: problem details for bad parameters; unrevoke");
