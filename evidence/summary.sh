@@ -6,8 +6,10 @@
 #       DIR/output.txt, and DIR/schemathesis, DIR/webui replaced by that run's artefacts
 #   evidence/summary.sh --check DIR
 #       checks the artefacts in DIR (the committed ones): output.txt, every artefact folder and
-#       their manifests name one run, the hashes match, its SUMMARY says failed=0, and that run's
-#       commit has the code of HEAD
+#       their manifests name one run, the hashes match, and that run's commit has the code of HEAD;
+#       and output.txt agrees with itself and with the sources: every RESULT is PASS, in its
+#       experiment's section, with no FAIL line there; the ENGINE, NOTRUN and SUMMARY counts are
+#       those of its lines; each engine has a RESULT for every experiment the sources expect on it
 # Engines: those named (default both). Exit 1 unless SUMMARY says failed=0 (or the check holds).
 # Inputs, for the harness's own tests (each may repeat): --sources DIR, --results DIR,
 # --reports DIR (the evidence module's, one folder per engine), --unit-reports DIR, --made DIR
@@ -53,8 +55,151 @@ artefacts=(schemathesis webui)
 # a path as the report shows it: relative to the repository, not one machine's checkout
 shown() { case "$1" in "$root"/*) echo "${1#"$root"/}" ;; *) echo "$1" ;; esac; }
 
+# recount <output.txt> <its run>: the report against its own lines and the experiments the sources
+# expect, as lines "OK <text>" and "FAIL <text>": what a hand-edit leaves behind (a RESULT turned,
+# added or deleted, a record or an engine's half deleted, a count changed). A record's section runs
+# from its "== <id> [<engine>] title" line to its RESULT line; a RESULT "<id>/<name>" (a part of a
+# record, such as PBT-01's safeguard-off controls) may stand in that section, before or after it.
+# SUMMARY passed= cannot be recounted (the report drops the records' ASSERTIONS lines, and PBT-01
+# counts more checks than it has ok lines): it must be at least the ok lines.
+recount() {
+  awk -v engines="${engines[*]}" -v run="$2" '
+    function fail(m) { print "FAIL " m; nbad++ }
+    function endsection() {
+      if (open) fail("section " hid " [" heng "] has no RESULT line (deleted, or its record was cut short)")
+      else if (pending > 0) fail(pending " FAIL line(s) outside any record, e.g. \"" firstpend "\"")
+      open = 0; cur = 0; pending = 0
+    }
+    function sorted(list,   a, m, i, j, t, out) { # a space-separated list, sorted
+      m = split(list, a, " ")
+      for (i = 2; i <= m; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+      for (i = 1; i <= m; i++) out = out " " a[i]
+      return out
+    }
+    BEGIN { ne = split(engines, E, " "); for (i = 1; i <= ne; i++) checked[E[i]] = 1 }
+    FILENAME == ARGV[1] { # the sources: EXPECT <engine> <id> <class>, SKIP <engine> <id> <class> <reason>, DISABLED - <id> <class> <reason>
+      if ($1 == "EXPECT") { want[$2 " " $3] = $4; nwant[$2]++ }
+      else if ($1 == "SKIP") tagged[$2 " " $3] = $4
+      else if ($1 == "DISABLED") off[$3] = $4
+      next
+    }
+    /^$/ { next }
+    { last = $0 }
+    /^== / {
+      endsection()
+      if ($0 ~ /^== [^ ]+ \[[^]]+\] /) {
+        cur = open = 1; hid = $2; heng = substr($3, 2, length($3) - 2)
+        htitle = substr($0, length("== " hid " [" heng "] ") + 1); sfails = 0; sfirst = ""
+      }
+      next
+    }
+    /^FAIL / { # counted against the section'"'"'s own RESULT, and against the next RESULT (a part of it)
+      if (open && ++sfails == 1) sfirst = $0
+      if (++pending == 1) firstpend = $0
+      next
+    }
+    /^ok / { if (cur) oks++; next }
+    /^RESULT / {
+      id = $2; v = $3; eng = $4; sub(/^\[/, "", eng); sub(/\]$/, "", eng)
+      title = substr($0, length("RESULT " id " " v " [" eng "] ") + 1)
+      if (v == "FAIL") { nfail++; fail($0 ": a failed experiment in the committed evidence") }
+      else if (v != "PASS") fail($0 ": " (v == "DISABLED" ? "every test of it is disabled" : "the verdict is " v) ", not PASS")
+      where = ""
+      if (cur && open && id == hid && eng == heng) {
+        where = "own"; open = 0
+        if (title != htitle) fail($0 ": its title is not its section'"'"'s (" htitle ")")
+        if (v != "FAIL" && sfails > 0) fail($0 " but its section has " sfails " FAIL line(s), e.g. \"" sfirst "\"")
+      } else if (cur && eng == heng && index(id, hid "/") == 1) {
+        where = "part"
+        if (v != "FAIL" && pending > 0) fail($0 " but " pending " FAIL line(s) precede it, e.g. \"" firstpend "\"")
+      } else if (v != "FAIL") {
+        fail($0 ": no section of its own (no \"== " id " [" eng "]\" line above it)")
+      }
+      pending = 0
+      if (where != "") {
+        k = eng " " id
+        if (k in got) fail("two RESULT lines for " id " [" eng "]")
+        got[k] = v; n[eng]++; nres++
+        if (!(eng in checked)) fail($0 ": engine " eng " is not one of those checked (" engines ")")
+      }
+      next
+    }
+    /^(ARTEFACT|ENGINE|NOTRUN|SUMMARY) / { endsection() }
+    /^ARTEFACT / && / published$/ && $3 != "none" {
+      art[$2] = $3 " " $4
+      if ($5 " " $6 != "run " run ":") fail($0 ": not run " run ", the run of the first line")
+      next
+    }
+    /^ENGINE / {
+      if ($2 in engline) fail("two ENGINE lines for " $2)
+      engline[$2] = $0; ex = $3; sub(/^experiments=/, "", ex); xp = $4; sub(/^expected=/, "", xp)
+      engn[$2] = ex; engx[$2] = xp
+      if (!($2 in checked)) fail($0 ": engine " $2 " is not one of those checked (" engines ")")
+      next
+    }
+    /^NOTRUN / { nnotrun++; notrun = $0; next }
+    /^SUMMARY / { nsum++; summary = $0; next }
+    !cur && /^DISABLED / { ndis++; id = $2; c = $3; sub(/:$/, "", c); listed["DISABLED " id " " c] = 1; next }
+    !cur && /^SKIPPED / { nskip++; c = $4; sub(/:$/, "", c); listed["SKIPPED " $3 " " $2 " " c] = 1; next }
+    END {
+      endsection()
+      # each engine: its ENGINE line, its RESULT lines, the experiments the sources expect on it
+      for (i = 1; i <= ne; i++) {
+        e = E[i]
+        if (!(e in engline)) fail("no ENGINE line for " e " (the sources expect " nwant[e] + 0 " experiment(s) on it)")
+        else {
+          if (engn[e] != n[e] + 0) fail(engline[e] ": the report has " n[e] + 0 " RESULT line(s) on " e)
+          if (engx[e] != nwant[e] + 0) fail(engline[e] ": the sources expect " nwant[e] + 0 " experiment(s) on " e)
+        }
+        miss = ""; nmiss = 0
+        for (k in want) {
+          split(k, p, " ")
+          if (p[1] == e && !(k in got)) { nmiss++; miss = miss " " p[2] }
+        }
+        if (nmiss > 0) fail(e ": " nmiss " experiment(s) the sources expect on it have no RESULT in a section:" sorted(miss))
+      }
+      for (k in got) {
+        split(k, p, " "); e = p[1]; id = p[2]; parent = id; sub(/\/.*/, "", parent)
+        if (k in want || (parent != id && (e " " parent) in want)) continue
+        if (k in tagged) fail(id " [" e "] has a RESULT, but " tagged[k] " is excluded from " e " by its tag")
+        else if (id in off) fail(id " [" e "] has a RESULT, but " off[id] " is disabled")
+        else fail(id " [" e "] has a RESULT, but no class of the sources claims " id " on " e)
+      }
+      # NOTRUN: its counts are the listed lines; every disabled and tag-excluded experiment is listed
+      if (nnotrun != 1) fail(nnotrun + 0 " NOTRUN lines, not one")
+      else if (notrun != "NOTRUN disabled=" ndis + 0 " skipped=" nskip + 0)
+        fail(notrun ": the report lists disabled=" ndis + 0 " skipped=" nskip + 0)
+      miss = ""; nmiss = 0
+      for (k in tagged) { split(k, p, " "); if (!(("SKIPPED [" p[1] "] " p[2] " " tagged[k]) in listed)) { nmiss++; miss = miss " " p[2] "[" p[1] "]" } }
+      for (id in off) if (!(("DISABLED " id " " off[id]) in listed)) { nmiss++; miss = miss " " id "[disabled]" }
+      if (nmiss > 0) fail(nmiss " experiment(s) the sources disable or exclude from an engine by a tag are not listed as not run:" sorted(miss))
+      # a published artefact is of an experiment that passed in this report
+      for (d in art) {
+        split(art[d], p, " "); e = p[2]; sub(/^\[/, "", e); sub(/\]$/, "", e)
+        if (got[e " " p[1]] != "PASS") fail("ARTEFACT " d " is published as " art[d] "'"'"'s, which has no RESULT PASS here")
+      }
+      # SUMMARY: one, the last line; failed= is the RESULT FAIL lines; passed= at least the ok lines
+      if (nsum != 1) fail(nsum + 0 " SUMMARY lines, not one")
+      else {
+        if (last != summary) fail("SUMMARY is not the last line (\"" last "\" follows it)")
+        split(summary, s, /[ =]/)
+        if (s[2] != "passed" || s[4] != "failed" || s[3] !~ /^[0-9]+$/ || s[5] !~ /^[0-9]+$/) fail(summary ": not SUMMARY passed=N failed=M")
+        else {
+          if (s[5] + 0 != nfail + 0) fail(summary ": the report has " nfail + 0 " RESULT FAIL line(s)")
+          if (s[3] + 0 < oks + 0) fail(summary ": fewer than the " oks + 0 " ok lines of the records")
+        }
+      }
+      if (!nbad) {
+        line = nres + 0 " RESULT lines, each PASS in its own section without a FAIL line;"
+        for (i = 1; i <= ne; i++) line = line " " E[i] " " n[E[i]] + 0 " of " nwant[E[i]] + 0 " expected by the sources,"
+        print "OK " line " SUMMARY and NOTRUN agree with the lines"
+      }
+    }' <(expected) "$1"
+}
+
 # ---- check mode: the committed artefacts agree with each other and with the code of HEAD
-if [ -n "$check" ]; then
+# (run after expected() below is defined: the report is checked against the sources' experiments)
+check_mode() {
   bad=0
   ok() { echo "CHECK ok   $*"; }
   no() { echo "CHECK FAIL $*"; bad=1; }
@@ -72,6 +217,9 @@ if [ -n "$check" ]; then
     *" failed=0") ok "output.txt: $verdict" ;;
     *) no "output.txt: ${verdict:-no SUMMARY line}: the committed evidence is of a failing or partial run" ;;
   esac
+  while read -r what text; do
+    case "$what" in OK) ok "output.txt: $text" ;; *) no "output.txt: $text" ;; esac
+  done < <(recount "$check/output.txt" "$run")
   published=$(grep -E '^ARTEFACT [a-z]+ .* published$' "$check/output.txt" | awk '{print $2}' || true)
   for d in "${artefacts[@]}"; do
     listed=$(grep -qx "$d" <<<"$published" && echo yes || echo no)
@@ -110,7 +258,7 @@ if [ -n "$check" ]; then
     no "$(shown "$check") is not in a git work tree: the commit cannot be compared"
   fi
   exit $bad
-fi
+}
 
 # ---- the expected experiments, from the sources
 # lines: "EXPECT <engine> <id> <class>", "SKIP <engine> <id> <class> <reason>", "DISABLED - <id> <class> <reason>"
@@ -144,6 +292,7 @@ expected() {
     done
   done < <(for s in "${sources[@]}"; do [ -d "$s" ] && find "$s" -name '*.java'; done | sort)
 }
+[ -z "$check" ] || check_mode
 exp=$(expected)
 expect=$(grep '^EXPECT ' <<<"$exp" | cut -d' ' -f2- || true)   # "<engine> <id> <class>"
 classes=$(awk '{print $4}' <<<"$exp" | sort -u)

@@ -19,7 +19,9 @@ import org.junit.jupiter.api.io.TempDir;
  * expects come from the sources and their tags, and one that wrote no record of this run is a FAIL
  * line, counted in SUMMARY failed=, with a non-zero exit; two classes with one id fail the run; a
  * disabled or excluded experiment is listed; only this run's artefacts are published, and the
- * check of committed artefacts tells one run of HEAD's code from stale ones.
+ * check of committed artefacts tells one run of HEAD's code from stale ones, and a report whose
+ * lines were edited (a RESULT turned, added or deleted, an engine's half cut, a count changed)
+ * from the one the summary wrote.
  */
 @Tag("in-memory-only") // engine-free: it runs once, in the fast run
 class EvidenceSummaryTest {
@@ -226,14 +228,14 @@ class EvidenceSummaryTest {
     git(repo, "add", "-A");
     git(repo, "commit", "-q", "-m", "evidence");
 
-    Run fresh = check(published);
+    Run fresh = check(published, src, "embedded");
     assertEquals(0, fresh.exit, fresh.output);
     assertTrue(fresh.output.contains("CHECK ok   HEAD has the code of commit " + commit), fresh.output);
     assertTrue(fresh.output.contains("CHECK ok   output.txt: SUMMARY passed=6 failed=0"), fresh.output);
 
     // a screenshot of another run put next to this run's output
     artefact(published.resolve("webui"), "20261130T140218Z commit=" + commit, "T-01 [embedded]", "shot.png", "old");
-    Run mixed = check(published);
+    Run mixed = check(published, src, "embedded");
     assertEquals(1, mixed.exit, mixed.output);
     assertTrue(mixed.output.contains("CHECK FAIL webui: its manifest names run/commit '20261130T140218Z " + commit + "'"),
         mixed.output);
@@ -242,16 +244,219 @@ class EvidenceSummaryTest {
     // the code moved on after the run
     Files.writeString(repo.resolve("Code.java"), "class Code { int changed; }\n");
     git(repo, "commit", "-q", "-am", "more code");
-    Run moved = check(published);
+    Run moved = check(published, src, "embedded");
     assertEquals(1, moved.exit, moved.output);
     assertTrue(moved.output.contains("CHECK FAIL the code changed since run " + RUN + "'s commit " + commit
         + ": 1 file(s), e.g. Code.java"), moved.output);
 
     // today's committed artefacts: an output.txt written before runs were stamped
     Files.writeString(published.resolve("output.txt"), "# flashsale evidence: 2026-12-01T05:14:40Z, 2 cores\n");
-    Run unstamped = check(published);
+    Run unstamped = check(published, src, "embedded");
     assertEquals(1, unstamped.exit, unstamped.output);
     assertTrue(unstamped.output.contains("names no run and commit"), unstamped.output);
+  }
+
+  // ---- the check recounts output.txt: each hand-edit of a valid report is a CHECK FAIL
+
+  @Test
+  void theCheckPassesAnUntouchedReportOfBothEngines() throws Exception {
+    Published p = published();
+    Run r = check(p.dir, p.src, "embedded", "dev-server");
+    assertEquals(0, r.exit, r.output);
+    assertTrue(r.output.contains("CHECK ok   output.txt: 4 RESULT lines, each PASS in its own section without a FAIL line;"
+        + " embedded 2 of 2 expected by the sources, dev-server 2 of 2 expected by the sources,"
+        + " SUMMARY and NOTRUN agree with the lines"), r.output);
+    assertFalse(r.output.contains("CHECK FAIL"), r.output);
+  }
+
+  @Test
+  void aResultTurnedToFailIsCaught() throws Exception {
+    Published p = published();
+    Run r = p.checkEdited(p.report.replace("RESULT T-01 PASS [embedded] title", "RESULT T-01 FAIL [embedded] title"));
+    assertEquals(1, r.exit, r.output);
+    assertTrue(r.output.contains("CHECK FAIL output.txt: RESULT T-01 FAIL [embedded] title: a failed experiment in the"
+        + " committed evidence"), r.output);
+    assertTrue(r.output.contains("CHECK FAIL output.txt: SUMMARY passed=12 failed=0: the report has 1 RESULT FAIL line(s)"),
+        r.output);
+  }
+
+  @Test
+  void aResultFailEditedInIsCaught() throws Exception {
+    Published p = published();
+    Run r = p.checkEdited(p.report.replace("ENGINE embedded", "RESULT T-02 FAIL [dev-server] no result: BTest did not run\n"
+        + "ENGINE embedded"));
+    assertEquals(1, r.exit, r.output);
+    assertTrue(r.output.contains("CHECK FAIL output.txt: RESULT T-02 FAIL [dev-server] no result: BTest did not run: a failed"
+        + " experiment in the committed evidence"), r.output);
+    assertTrue(r.output.contains("the report has 1 RESULT FAIL line(s)"), r.output);
+  }
+
+  @Test
+  void aDeletedResultLineIsCaught() throws Exception {
+    Published p = published();
+    Run r = p.checkEdited(p.report.replace("RESULT T-03 PASS [embedded] title\n", ""));
+    assertEquals(1, r.exit, r.output);
+    assertTrue(r.output.contains("CHECK FAIL output.txt: section T-03 [embedded] has no RESULT line"), r.output);
+    assertTrue(r.output.contains("CHECK FAIL output.txt: ENGINE embedded experiments=2 expected=2: the report has 1 RESULT"
+        + " line(s) on embedded"), r.output);
+    assertTrue(r.output.contains("CHECK FAIL output.txt: embedded: 1 experiment(s) the sources expect on it have no RESULT"
+        + " in a section: T-03"), r.output);
+  }
+
+  @Test
+  void aResultWithoutItsSectionIsCaught() throws Exception {
+    Published p = published();
+    Run r = p.checkEdited(p.report.replace("ENGINE embedded", "RESULT T-05 PASS [embedded] title\nENGINE embedded"));
+    assertEquals(1, r.exit, r.output);
+    assertTrue(r.output.contains("CHECK FAIL output.txt: RESULT T-05 PASS [embedded] title: no section of its own"), r.output);
+  }
+
+  @Test
+  void aFailLineUnderAPassIsCaught() throws Exception {
+    Published p = published();
+    int at = p.report.indexOf("== T-02 [dev-server]");
+    Run r = p.checkEdited(p.report.substring(0, at)
+        + p.report.substring(at).replaceFirst("ok   two\n", "FAIL two (expected 1, got 2)\n"));
+    assertEquals(1, r.exit, r.output);
+    assertTrue(r.output.contains("CHECK FAIL output.txt: RESULT T-02 PASS [dev-server] title but its section has 1 FAIL"
+        + " line(s), e.g. \"FAIL two (expected 1, got 2)\""), r.output);
+  }
+
+  @Test
+  void theDevServerHalfDeletedIsCaught() throws Exception {
+    Published p = published();
+    String cut = withoutDevServerSections(p.report);
+    assertFalse(cut.contains("RESULT T-02"), cut);
+    Run r = p.checkEdited(cut); // SUMMARY, ENGINE and ARTEFACT lines left as they were
+    assertEquals(1, r.exit, r.output);
+    assertTrue(r.output.contains("CHECK ok   output.txt: SUMMARY passed=12 failed=0"), r.output);
+    assertTrue(r.output.contains("CHECK FAIL output.txt: ENGINE dev-server experiments=2 expected=2: the report has 0 RESULT"
+        + " line(s) on dev-server"), r.output);
+    assertTrue(r.output.contains("CHECK FAIL output.txt: dev-server: 2 experiment(s) the sources expect on it have no RESULT"
+        + " in a section: T-01 T-02"), r.output);
+    assertTrue(r.output.contains("CHECK FAIL output.txt: ARTEFACT webui is published as T-02 [dev-server]'s, which has no"
+        + " RESULT PASS here"), r.output);
+  }
+
+  @Test
+  void anEngineCountChangedIsCaught() throws Exception {
+    Published p = published();
+    Run r = p.checkEdited(p.report.replace("ENGINE embedded experiments=2 expected=2", "ENGINE embedded experiments=3 expected=3"));
+    assertEquals(1, r.exit, r.output);
+    assertTrue(r.output.contains("CHECK FAIL output.txt: ENGINE embedded experiments=3 expected=3: the report has 2 RESULT"
+        + " line(s) on embedded"), r.output);
+    assertTrue(r.output.contains("CHECK FAIL output.txt: ENGINE embedded experiments=3 expected=3: the sources expect 2"
+        + " experiment(s) on embedded"), r.output);
+  }
+
+  @Test
+  void countsEditedToAgreeWithADeletionStillMissTheSourcesExperiments() throws Exception {
+    Published p = published();
+    // made to look like a run of the in-memory engine alone: every count agrees with the lines left
+    String cut = withoutDevServerSections(p.report)
+        .replace("ENGINE dev-server experiments=2 expected=2", "ENGINE dev-server experiments=0 expected=0")
+        .replaceAll("ARTEFACT webui [^\n]*\n", "ARTEFACT webui none made by run " + RUN + "\n")
+        .replaceAll("SKIPPED T-03 \\[dev-server\\][^\n]*\n", "")
+        .replace("NOTRUN disabled=1 skipped=2", "NOTRUN disabled=1 skipped=1")
+        .replace("SUMMARY passed=12 failed=0", "SUMMARY passed=6 failed=0");
+    Files.writeString(p.dir.resolve("output.txt"), cut);
+    deleteTree(p.dir.resolve("webui"));
+    Run r = check(p.dir, p.src, "embedded", "dev-server");
+    assertEquals(1, r.exit, r.output);
+    assertTrue(r.output.contains("CHECK ok   output.txt: SUMMARY passed=6 failed=0"), r.output);
+    assertTrue(r.output.contains("CHECK FAIL output.txt: ENGINE dev-server experiments=0 expected=0: the sources expect 2"
+        + " experiment(s) on dev-server"), r.output);
+    assertTrue(r.output.contains("CHECK FAIL output.txt: dev-server: 2 experiment(s) the sources expect on it have no RESULT"
+        + " in a section: T-01 T-02"), r.output);
+    assertTrue(r.output.contains("CHECK FAIL output.txt: 1 experiment(s) the sources disable or exclude from an engine by a"
+        + " tag are not listed as not run: T-03[dev-server]"), r.output);
+    assertFalse(r.output.contains("CHECK FAIL output.txt: SUMMARY"), "the counts agree with each other: " + r.output);
+
+    // the same with the dev server's ENGINE line gone too
+    Files.writeString(p.dir.resolve("output.txt"), cut.replace("ENGINE dev-server experiments=0 expected=0\n", ""));
+    Run gone = check(p.dir, p.src, "embedded", "dev-server");
+    assertEquals(1, gone.exit, gone.output);
+    assertTrue(gone.output.contains("CHECK FAIL output.txt: no ENGINE line for dev-server (the sources expect 2"
+        + " experiment(s) on it)"), gone.output);
+  }
+
+  @Test
+  void aRecordsPartsStandInItsSection() throws Exception {
+    // PBT-01's safeguard-off controls: a RESULT <id>/<name> PASS in the record of <id>
+    Published p = published(
+        "RESULT T-01/SAFEGUARD-off PASS [embedded] caught: sequence 3 broke a property with the safeguard off\n");
+    assertTrue(p.report.contains("RESULT T-01 PASS [embedded] title\nRESULT T-01/SAFEGUARD-off PASS [embedded] caught"),
+        p.report);
+    Run r = check(p.dir, p.src, "embedded", "dev-server");
+    assertEquals(0, r.exit, r.output);
+    assertTrue(r.output.contains("CHECK ok   output.txt: 5 RESULT lines, each PASS in its own section"), r.output);
+  }
+
+  /** The report's records of the dev server, each from its == line to its RESULT line and the blank line after. */
+  private static String withoutDevServerSections(String report) {
+    return report.replaceAll("(?ms)^== \\S+ \\[dev-server\\] .*?^RESULT \\S+ \\S+ \\[dev-server\\] [^\n]*\n\n", "");
+  }
+
+  /**
+   * A report of both engines published into a git repository and committed with its code, as
+   * ./flashsale evidence leaves it: T-01 on both engines, T-02 on the dev server only (with a
+   * webui artefact, like X-10), T-03 on the in-memory engine only, T-04 disabled.
+   */
+  private Published published(String... moreOfT01Embedded) throws Exception {
+    Path repo = Files.createDirectories(tmp.resolve("repo"));
+    git(repo, "init", "-q");
+    Files.writeString(repo.resolve("Code.java"), "class Code {}\n");
+    git(repo, "add", "-A");
+    git(repo, "commit", "-q", "-m", "code");
+    String commit = git(repo, "rev-parse", "HEAD").strip();
+    Path src = sources();
+    Path results = Files.createDirectories(tmp.resolve("results"));
+    result(results, "T-01", "embedded", true, RUN, commit);
+    for (String more : moreOfT01Embedded) {
+      Path f = results.resolve("T-01@embedded.txt");
+      String record = Files.readString(f);
+      int end = record.indexOf("ASSERTIONS ");
+      Files.writeString(f, record.substring(0, end) + more + record.substring(end));
+    }
+    result(results, "T-01", "dev-server", true, RUN, commit);
+    result(results, "T-02", "dev-server", true, RUN, commit);
+    result(results, "T-03", "embedded", true, RUN, commit);
+    Path made = tmp.resolve("made");
+    artefact(made.resolve("webui"), RUN + " commit=" + commit, "T-02 [dev-server]", "shot.png", "png bytes");
+    Path dir = repo.resolve("evidence");
+    Run run = summary(List.of(src), results, List.of("embedded", "dev-server"), List.of(), "--made", made.toString(),
+        "--publish", dir.toString());
+    assertEquals(0, run.exit, run.output);
+    assertTrue(run.file.endsWith("ENGINE embedded experiments=" + (2 + moreOfT01Embedded.length) + " expected=2\n"
+        + "ENGINE dev-server experiments=2 expected=2\nNOTRUN disabled=1 skipped=2\nSUMMARY passed=12 failed=0\n"), run.file);
+    git(repo, "add", "-A");
+    git(repo, "commit", "-q", "-m", "evidence");
+    return new Published(dir, src, run.file);
+  }
+
+  private final class Published {
+    final Path dir;
+    final Path src;
+    final String report;
+
+    Published(Path dir, Path src, String report) {
+      this.dir = dir;
+      this.src = src;
+      this.report = report;
+    }
+
+    /** The check of this evidence with output.txt replaced by an edited copy (the commit is untouched). */
+    Run checkEdited(String edited) throws Exception {
+      assertFalse(edited.equals(report), "the edit changed nothing");
+      Files.writeString(dir.resolve("output.txt"), edited);
+      return check(dir, src, "embedded", "dev-server");
+    }
+  }
+
+  private static void deleteTree(Path dir) throws IOException {
+    try (var files = Files.walk(dir)) {
+      for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) Files.delete(f);
+    }
   }
 
   /** Experiments as the real ones are written: an id, class-level tags, a call split over lines. */
@@ -326,8 +531,12 @@ class EvidenceSummaryTest {
     return exec(cmd, out);
   }
 
-  private Run check(Path dir) throws Exception {
-    return exec(List.of("bash", Path.of("summary.sh").toAbsolutePath().toString(), "--check", dir.toString()), null);
+  /** The check of {@code dir} against the experiments {@code sources} expect on {@code engines}. */
+  private Run check(Path dir, Path sources, String... engines) throws Exception {
+    List<String> cmd = new ArrayList<>(List.of("bash", Path.of("summary.sh").toAbsolutePath().toString(),
+        "--check", dir.toString(), "--sources", sources.toAbsolutePath().toString()));
+    cmd.addAll(List.of(engines));
+    return exec(cmd, null);
   }
 
   private static Run exec(List<String> cmd, Path out) throws Exception {
