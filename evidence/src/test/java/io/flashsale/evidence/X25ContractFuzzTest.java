@@ -70,8 +70,8 @@ class X25ContractFuzzTest {
   /** Negative control: logout fuzzed on the shared token in the main run (the behaviour before). */
   private static final boolean LOGOUT_ON_SHARED_TOKEN = Boolean.getBoolean("x25.logoutOnSharedToken");
   /**
-   * Floors for the stateful walks: a healthy run on a loaded 2-core machine (load 6-11, ~5 500
-   * cases in 120 s) made 22-33 orders there and paid 7-9, on either engine; logout on the shared
+   * Floors for the stateful walks: healthy runs on a loaded 2-core machine (load 6-11, 5 500-7 300
+   * cases in 120 s) made 29-41 orders there and paid 8-13, on either engine; logout on the shared
    * token made 0 and 0.
    */
   static final int MIN_STATEFUL_ORDERS = 10;
