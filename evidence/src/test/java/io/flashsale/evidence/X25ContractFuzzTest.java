@@ -10,16 +10,17 @@ import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import javax.xml.parsers.DocumentBuilderFactory;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.w3c.dom.Document;
@@ -36,9 +37,22 @@ import org.w3c.dom.NodeList;
  * new order still goes through. Callbacks are HMAC-signed, so the fuzzer only ever gets 401 there
  * (documented). A missing or different schemathesis fails the experiment, never skips it.
  *
- * <p>In-memory engine only: the API surface is the same on both engines, one fuzz run is enough.
+ * <p>The fuzz is one buyer (t1/fuzz-2501) whose token must stay valid for the whole run: logout
+ * ends every token of its subject, so POST /session/logout is left out of that run and fuzzed in a
+ * short run of its own on a throwaway session of another subject (t1/fuzz-logout-2503), which must
+ * end there (a 204, then its token refused). The run has to do the work it is there for, counted
+ * from the service's side: the orders its stateful walks created (their ids from its 201 answers)
+ * are the buyer's rows in the orders table, at least {@value #MIN_STATEFUL_ORDERS} of them, and at
+ * least {@value #MIN_STATEFUL_PAID} of those reached PAID (an order_transition to PAID; the
+ * channel's charges are printed beside); of the requests to operations that need the token, at
+ * most {@value #MAX_UNAUTHORIZED_PERCENT} % are answered 401, and the token still reads the
+ * buyer's orders afterwards. -Dx25.logoutOnSharedToken=true is the negative control: logout is
+ * fuzzed in the main run on the shared token, as it once was; the checks before these still pass,
+ * these fail (the record prints all their figures before the first of them stops the test).
+ *
+ * <p>Both engines: the API is the same, but the orders the walks create and pay run on the engine.
+ * The embedded engine's run writes the published summary (target/schemathesis/summary.txt).
  */
-@Tag("in-memory-only")
 class X25ContractFuzzTest {
   @RegisterExtension static final Stack stack = new Stack();
   @RegisterExtension static final Evidence ev = new Evidence("X-25",
@@ -48,6 +62,22 @@ class X25ContractFuzzTest {
   private static final long BUDGET_SECONDS = Long.getLong("x25.maxTimeSeconds", 120);
   private static final int MAX_RESPONSE_SECONDS = 10;
   private static final String SKIPPED = "GET /orders/{id}/events";
+  private static final String TENANT = "t1";
+  /** The fuzz's buyer: one token for the whole run. */
+  private static final String BUYER = "fuzz-2501";
+  /** Logout's own session: logout ends every token of its subject, so never the buyer's. */
+  private static final String LOGOUT_SUBJECT = "fuzz-logout-2503";
+  /** Negative control: logout fuzzed on the shared token in the main run (the behaviour before). */
+  private static final boolean LOGOUT_ON_SHARED_TOKEN = Boolean.getBoolean("x25.logoutOnSharedToken");
+  /**
+   * Floors for the stateful walks: healthy runs on a loaded 2-core machine (load 6-11, 5 500-7 300
+   * cases in 120 s) made 29-41 orders there and paid 8-13, on either engine; logout on the shared
+   * token made 0 and 0.
+   */
+  static final int MIN_STATEFUL_ORDERS = 10;
+  static final int MIN_STATEFUL_PAID = 3;
+  /** 401 answers among the requests that carry the buyer's token (probes without it included). */
+  static final int MAX_UNAUTHORIZED_PERCENT = 5;
 
   @Test
   void theDocumentHoldsUnderFuzzing() throws Exception {
@@ -59,29 +89,122 @@ class X25ContractFuzzTest {
         + version + ")");
 
     stack.sku(SKU, 100_000, 100_000);
-    HttpJson buyer = stack.api.login("t1", "fuzz-2501");
+    HttpJson buyer = stack.api.login(TENANT, BUYER);
+    HttpJson leaving = stack.api.login(TENANT, LOGOUT_SUBJECT);
     String base = "http://127.0.0.1:" + stack.wiring.apiPort();
     HttpJson.Reply served = stack.api.get("/openapi.json");
     ev.check(served.status() == 200 && HttpJson.JSON.readTree(OpenApiResource.load()).equals(served.body()),
         "GET /openapi.json serves the document kept in the repository");
+    if (LOGOUT_ON_SHARED_TOKEN) ev.note("NEGATIVE CONTROL (x25.logoutOnSharedToken): logout fuzzed on the buyer's token");
+    Operations documented = new Operations(served.body());
 
     Path work = Path.of("target", "schemathesis-x25").toAbsolutePath();
     deleteTree(work);
     Files.createDirectories(work);
-    Path report = work.resolve("report");
+
+    // the fuzz: every operation but the stream (and logout, fuzzed below on its own session)
+    List<String> selection = LOGOUT_ON_SHARED_TOKEN ? List.of("--exclude-operation-id", "orderEvents")
+        : List.of("--exclude-operation-id", "orderEvents", "--exclude-operation-id", "logout");
+    List<String> budget = List.of("--max-time", String.valueOf(BUDGET_SECONDS));
+    Run main = fuzz(st, work, documented, "main", base, buyer.token(), selection, budget, BUDGET_SECONDS + 240);
+    // logout on a throwaway session: its first 204 ends it, the rest are 401 (documented); no
+    // --max-time, so each phase runs once, and no stateful phase (logout has no links to walk)
+    Run logout = LOGOUT_ON_SHARED_TOKEN ? null : fuzz(st, work, documented, "logout", base, leaving.token(),
+        List.of("--include-operation-id", "logout", "--phases", "examples,coverage,fuzzing"), List.of(), 240);
+    List<Run> runs = logout == null ? List.of(main) : List.of(main, logout);
+
+    for (Run r : runs) {
+      ev.check(r.finished, "schemathesis (" + r.name + ") finished within its budget" + (r.name.equals("main")
+          ? " (" + BUDGET_SECONDS + " s) plus 240 s" : " (240 s)"));
+      ev.note("schemathesis (" + r.name + ") ran " + r.seconds + " s, exit " + r.exit + "; " + line(r.log, "Test cases:", 1));
+      // the run's own verdict, with its failures in the record when there are any
+      if (r.exit != 0) ev.note("schemathesis (" + r.name + ") output:\n" + section(r.log, "FAILURES", 6000));
+    }
+    Junit junit = Junit.sum(runs.stream().map(r -> r.junit).toList());
+    ev.note("junit: tests=" + junit.tests + " failures=" + junit.failures + " errors=" + junit.errors);
+    ev.check(runs.stream().allMatch(r -> r.exit == 0) && junit.failures == 0 && junit.errors == 0,
+        "schemathesis found no failure (not_a_server_error, status/content-type/schema/header conformance,"
+            + " negative rejection, positive acceptance, missing header, undeclared method, auth)");
+
+    // every documented operation but the stream was exercised
+    TreeSet<String> expected = new TreeSet<>(documented.security.keySet());
+    expected.remove(SKIPPED);
+    expected.remove("GET /openapi.json"); // schemathesis leaves out the operation serving its schema; checked above
+    TreeSet<String> missed = new TreeSet<>(expected);
+    missed.removeAll(junit.names);
+    ev.check(missed.isEmpty(), expected.size() + " operations fuzzed: all but " + SKIPPED + " and the document itself"
+        + " (not fuzzed: " + missed + ")");
+
+    // every request answered, in time, without a 5xx
+    Interactions seen = main.seen;
+    Interactions all = Interactions.sum(runs.stream().map(r -> r.seen).toList());
+    ev.note("requests " + all.requests + " (" + seen.requests + " with the buyer's token"
+        + (logout == null ? "" : ", " + logout.seen.requests + " on logout's session") + "), slowest answer "
+        + String.format("%.2f", all.slowest) + " s");
+    ev.check(seen.requests >= 200, "at least 200 requests sent (" + seen.requests + ")");
+    ev.equal(0, all.unanswered, "requests without an answer (timeouts, resets)");
+    ev.check(all.slowest <= MAX_RESPONSE_SECONDS, "every answer within " + MAX_RESPONSE_SECONDS + " s");
+    ev.equal(0, all.serverErrors, "5xx answers");
+    ev.check(seen.byOperation.getOrDefault("POST /orders", Map.of()).keySet().stream().anyMatch(s -> s.startsWith("2")),
+        "generated creates reached the workflow (some POST /orders answered 2xx)");
+
+    // nothing stuck: payments the fuzzer started settle
+    stack.awaitNothingPending(120_000);
+
+    // the work the fuzz did, from the service's side: the buyer's orders, the channel's charges
+    Work done = work(seen, buyer);
+    ev.note("orders after the fuzz: " + stack.sql.count("SELECT count(*) FROM orders") + ", by status "
+        + statusCounts());
+    ev.note(done.line());
+    ev.check(done.tokenAfter == 200, "the buyer's token still valid after the fuzz (GET /orders: " + done.tokenAfter + ")");
+    ev.check(done.unauthorized * 100L <= (long) MAX_UNAUTHORIZED_PERCENT * done.withToken, "at most "
+        + MAX_UNAUTHORIZED_PERCENT + " % of the requests that need the token answered 401 (" + done.unauthorized
+        + " of " + done.withToken + ")");
+    ev.check(done.statefulInTable == done.statefulCreated.size() && done.createdInTable == seen.created.size(),
+        "every order a 201 named is the buyer's row in the orders table (stateful " + done.statefulInTable + " of "
+            + done.statefulCreated.size() + ", all " + done.createdInTable + " of " + seen.created.size() + ")");
+    ev.check(done.statefulInTable >= MIN_STATEFUL_ORDERS, "the stateful walks created at least " + MIN_STATEFUL_ORDERS
+        + " orders (" + done.statefulInTable + ")");
+    ev.check(done.statefulPaid >= MIN_STATEFUL_PAID, "and at least " + MIN_STATEFUL_PAID
+        + " of them reached PAID (" + done.statefulPaid + ", " + done.statefulCharged + " charged at the channel)");
+    if (logout != null) {
+      int ended = logout.seen.byOperation.getOrDefault("POST /session/logout", Map.of()).getOrDefault("204", 0);
+      int refused = leaving.get("/orders").status();
+      ev.check(ended >= 1 && refused == 401, "logout's own session ended in its run (204 answers " + ended
+          + ", its token then refused: " + refused + ")");
+    }
+
+    String reconcile = stack.checkReconcileClean(ev, "reconciliation clean after the fuzz (no mismatch, nothing pending, no drift)");
+    HttpJson after = stack.api.login(TENANT, "after-2502");
+    HttpJson.Reply created = Buyers.create(after, "x25-after", SKU, 1);
+    ev.equal(201, created.status(), "a new order after the fuzz is created");
+    HttpJson.Reply paid = after.post("/orders/" + created.text("order_id") + "/pay", null);
+    ev.equal(200, paid.status(), "and paid");
+
+    writeSummary(version, runs, List.of(buyer.token(), leaving.token()), junit, all, done, reconcile);
+  }
+
+  // --- one schemathesis run
+
+  record Run(String name, List<String> command, boolean finished, int exit, long seconds, String log, Junit junit,
+      Interactions seen) {}
+
+  private static Run fuzz(Path st, Path work, Operations documented, String name, String base, String token, List<String> selection,
+      List<String> budget, long waitSeconds) throws Exception {
+    Path report = work.resolve("report-" + name);
     Path config = Path.of("target", "test-classes", "schemathesis.toml").toAbsolutePath();
-    List<String> command = List.of(st.toString(), "--no-color", "--config-file", config.toString(), "run",
-        base + "/openapi.json",
-        "-H", "Authorization: Bearer " + buyer.token(),
-        "--exclude-operation-id", "orderEvents",
-        "--max-time", String.valueOf(BUDGET_SECONDS),
+    List<String> command = new ArrayList<>(List.of(st.toString(), "--no-color", "--config-file", config.toString(),
+        "run", base + "/openapi.json", "-H", "Authorization: Bearer " + token));
+    command.addAll(selection);
+    command.addAll(budget);
+    command.addAll(List.of(
         "--max-examples", "50",
         "--workers", "2",
         "--seed", "25",
         "--request-timeout", String.valueOf(MAX_RESPONSE_SECONDS),
         "--max-response-time", String.valueOf(MAX_RESPONSE_SECONDS),
-        "--report", "junit,ndjson", "--report-dir", report.toString());
-    Path output = work.resolve("output.txt");
+        "--report", "junit,ndjson", "--report-dir", report.toString()));
+    Path output = work.resolve("output-" + name + ".txt");
     ProcessBuilder pb = new ProcessBuilder(command).directory(work.toFile()) // its .hypothesis cache stays in target/
         .redirectErrorStream(true).redirectOutput(output.toFile());
     pb.environment().put("NO_COLOR", "1");
@@ -93,7 +216,7 @@ class X25ContractFuzzTest {
     boolean finished;
     try {
       // --max-time bounds generation; the margin covers loading, shrinking a failure and the reports
-      finished = p.waitFor(BUDGET_SECONDS + 240, TimeUnit.SECONDS);
+      finished = p.waitFor(waitSeconds, TimeUnit.SECONDS);
     } finally {
       if (p.isAlive()) {
         p.descendants().forEach(ProcessHandle::destroyForcibly);
@@ -102,53 +225,56 @@ class X25ContractFuzzTest {
     }
     long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started);
     String log = Files.readString(output, StandardCharsets.UTF_8);
-    ev.check(finished, "schemathesis finished within its budget (" + BUDGET_SECONDS + " s) plus 240 s");
-    int exit = p.exitValue();
-    ev.note("schemathesis ran " + seconds + " s, exit " + exit + "; " + line(log, "Test cases:", 1));
+    if (!finished) return new Run(name, command, false, -1, seconds, log, null, null);
+    return new Run(name, command, true, p.exitValue(), seconds, log, junit(report), interactions(report, documented));
+  }
 
-    // the run's own verdict, with its failures in the record when there are any
-    if (exit != 0) ev.note("schemathesis output:\n" + section(log, "FAILURES", 6000));
-    Junit junit = junit(report);
-    ev.note("junit: tests=" + junit.tests + " failures=" + junit.failures + " errors=" + junit.errors);
-    ev.check(exit == 0 && junit.failures == 0 && junit.errors == 0,
-        "schemathesis found no failure (not_a_server_error, status/content-type/schema/header conformance,"
-            + " negative rejection, positive acceptance, missing header, undeclared method, auth)");
+  // --- the work the fuzz did, counted by the service
 
-    // every documented operation but the stream was exercised
-    TreeSet<String> expected = new TreeSet<>();
-    for (Iterator<Map.Entry<String, JsonNode>> it = served.body().path("paths").fields(); it.hasNext(); ) {
-      Map.Entry<String, JsonNode> path = it.next();
-      path.getValue().fieldNames().forEachRemaining(m -> expected.add(m.toUpperCase() + " " + path.getKey()));
+  record Work(Set<String> statefulCreated, long statefulInTable, long statefulPaid, long statefulCharged,
+      long createdInTable, long buyerOrders, long buyerPaid, String buyerStatuses, long chargeRequests,
+      int withToken, int unauthorized, int tokenAfter) {
+    String line() {
+      return "the buyer's orders in the table " + buyerOrders + " (by status " + buyerStatuses + "), " + buyerPaid
+          + " reached PAID; channel charge requests " + chargeRequests + "; stateful walks: " + statefulCreated.size()
+          + " orders created (201), " + statefulInTable + " in the table, " + statefulPaid + " reached PAID, "
+          + statefulCharged + " charged at the channel; 401 answers " + unauthorized + " of " + withToken
+          + " requests that need the token (" + String.format("%.1f", withToken == 0 ? 0.0 : 100.0 * unauthorized / withToken)
+          + " %)";
     }
-    expected.remove(SKIPPED);
-    expected.remove("GET /openapi.json"); // schemathesis leaves out the operation serving its schema; checked above
-    TreeSet<String> missed = new TreeSet<>(expected);
-    missed.removeAll(junit.names);
-    ev.check(missed.isEmpty(), expected.size() + " operations fuzzed: all but " + SKIPPED + " and the document itself"
-        + " (not fuzzed: " + missed + ")");
+  }
 
-    // every request answered, in time, without a 5xx
-    Interactions seen = interactions(report);
-    ev.note("requests " + seen.requests + ", slowest answer " + String.format("%.2f", seen.slowest) + " s");
-    ev.check(seen.requests >= 200, "at least 200 requests sent (" + seen.requests + ")");
-    ev.equal(0, seen.unanswered, "requests without an answer (timeouts, resets)");
-    ev.check(seen.slowest <= MAX_RESPONSE_SECONDS, "every answer within " + MAX_RESPONSE_SECONDS + " s");
-    ev.equal(0, seen.serverErrors, "5xx answers");
-    ev.check(seen.byOperation.getOrDefault("POST /orders", Map.of()).keySet().stream().anyMatch(s -> s.startsWith("2")),
-        "generated creates reached the workflow (some POST /orders answered 2xx)");
+  private static Work work(Interactions seen, HttpJson buyer) {
+    Set<String> rows = new HashSet<>(stack.sql.column(
+        "SELECT order_id FROM orders WHERE tenant = ? AND subject = ?", TENANT, BUYER));
+    Set<String> paid = new HashSet<>(stack.sql.column(
+        "SELECT DISTINCT o.order_id FROM orders o JOIN order_transition t ON t.order_id = o.order_id"
+            + " WHERE o.tenant = ? AND o.subject = ? AND t.to_status = 'PAID'", TENANT, BUYER));
+    JsonNode stats = stack.channel.get("/stats").body();
+    JsonNode byOrder = stats.path("charge_requests_by_order");
+    long statefulInTable = seen.statefulCreated.stream().filter(rows::contains).count();
+    long statefulPaid = seen.statefulCreated.stream().filter(paid::contains).count();
+    long statefulCharged = seen.statefulCreated.stream().filter(id -> byOrder.path(id).asInt(0) > 0).count();
+    long createdInTable = seen.created.stream().filter(rows::contains).count();
+    Map<String, Integer> statuses = stack.sql.histogram(
+        "SELECT status FROM orders WHERE tenant = ? AND subject = ?", TENANT, BUYER);
+    return new Work(seen.statefulCreated, statefulInTable, statefulPaid, statefulCharged, createdInTable, rows.size(),
+        paid.size(), statuses.toString(), stats.path("charge_requests").asLong(), seen.withToken, seen.unauthorized,
+        buyer.get("/orders").status());
+  }
 
-    // nothing stuck: payments the fuzzer started settle, the books agree, a new order goes through
-    stack.awaitNothingPending(120_000);
-    ev.note("orders after the fuzz: " + stack.sql.count("SELECT count(*) FROM orders") + ", by status "
-        + statusCounts());
-    String reconcile = stack.checkReconcileClean(ev, "reconciliation clean after the fuzz (no mismatch, nothing pending, no drift)");
-    HttpJson after = stack.api.login("t1", "after-2502");
-    HttpJson.Reply created = Buyers.create(after, "x25-after", SKU, 1);
-    ev.equal(201, created.status(), "a new order after the fuzz is created");
-    HttpJson.Reply paid = after.post("/orders/" + created.text("order_id") + "/pay", null);
-    ev.equal(200, paid.status(), "and paid");
+  /** The document's operations ("POST /orders") and whether each needs the token. */
+  static final class Operations {
+    final Map<String, Boolean> security = new TreeMap<>();
 
-    writeSummary(version, command, buyer.token(), seconds, exit, log, junit, seen, reconcile);
+    Operations(JsonNode document) {
+      boolean global = document.path("security").size() > 0;
+      for (Iterator<Map.Entry<String, JsonNode>> it = document.path("paths").fields(); it.hasNext(); ) {
+        Map.Entry<String, JsonNode> path = it.next();
+        path.getValue().fields().forEachRemaining(m -> security.put(m.getKey().toUpperCase() + " " + path.getKey(),
+            m.getValue().has("security") ? m.getValue().path("security").size() > 0 : global));
+      }
+    }
   }
 
   // --- schemathesis: where it is, which version
@@ -190,7 +316,14 @@ class X25ContractFuzzTest {
 
   // --- its reports
 
-  record Junit(int tests, int failures, int errors, TreeSet<String> names) {}
+  record Junit(int tests, int failures, int errors, TreeSet<String> names) {
+    static Junit sum(List<Junit> runs) {
+      TreeSet<String> names = new TreeSet<>();
+      runs.forEach(j -> names.addAll(j.names));
+      return new Junit(runs.stream().mapToInt(Junit::tests).sum(), runs.stream().mapToInt(Junit::failures).sum(),
+          runs.stream().mapToInt(Junit::errors).sum(), names);
+    }
+  }
 
   private static Junit junit(Path report) throws Exception {
     Path file;
@@ -212,12 +345,35 @@ class X25ContractFuzzTest {
     int unanswered;
     int serverErrors;
     double slowest;
-    /** "METHOD /path" (or "METHOD Stateful tests") → status → count. */
+    /** Requests to documented operations that need the token, and their 401 answers. */
+    int withToken;
+    int unauthorized;
+    /** Order ids named by 201 answers to POST /orders: all of them, and the stateful walks' ones. */
+    final Set<String> created = new TreeSet<>();
+    final Set<String> statefulCreated = new TreeSet<>();
+    /** "METHOD /path" (stateful walks: "METHOD /path [stateful]") → status → count. */
     final Map<String, Map<String, Integer>> byOperation = new TreeMap<>();
+
+    static Interactions sum(List<Interactions> runs) {
+      Interactions out = new Interactions();
+      for (Interactions i : runs) {
+        out.requests += i.requests;
+        out.unanswered += i.unanswered;
+        out.serverErrors += i.serverErrors;
+        out.slowest = Math.max(out.slowest, i.slowest);
+        out.withToken += i.withToken;
+        out.unauthorized += i.unauthorized;
+        out.created.addAll(i.created);
+        out.statefulCreated.addAll(i.statefulCreated);
+        i.byOperation.forEach((op, counts) -> counts.forEach((status, n) ->
+            out.byOperation.computeIfAbsent(op, k -> new TreeMap<>()).merge(status, n, Integer::sum)));
+      }
+      return out;
+    }
   }
 
-  /** Every request of the run, from the NDJSON event log: status, time to answer. */
-  private static Interactions interactions(Path report) throws IOException {
+  /** Every request of a run, from its NDJSON event log: operation, phase, status, time to answer. */
+  private static Interactions interactions(Path report, Operations documented) throws IOException {
     Path file;
     try (var files = Files.list(report)) {
       file = files.filter(f -> f.getFileName().toString().startsWith("ndjson")).findFirst()
@@ -229,13 +385,21 @@ class X25ContractFuzzTest {
         JsonNode event = HttpJson.JSON.readTree(it.next());
         JsonNode finished = event.get("ScenarioFinished");
         if (finished == null) continue;
+        boolean stateful = "stateful".equals(finished.path("phase").asText());
         JsonNode recorder = finished.path("recorder");
         String label = recorder.path("label").asText();
-        for (JsonNode i : recorder.path("interactions")) {
+        for (Iterator<Map.Entry<String, JsonNode>> is = recorder.path("interactions").fields(); is.hasNext(); ) {
+          Map.Entry<String, JsonNode> entry = is.next();
+          JsonNode i = entry.getValue();
           out.requests++;
           String method = i.path("request").path("method").asText();
-          // the method sent and the operation's path: an undeclared method is listed under its path
-          String operation = method + " " + (label.matches("[A-Z]+ /.*") ? label.substring(label.indexOf(' ') + 1) : label);
+          // the method sent and the operation's path (its case's template; an undeclared method is
+          // listed under its path)
+          String path = recorder.path("cases").path(entry.getKey()).path("value").path("path").asText("");
+          if (path.isEmpty()) path = label.matches("[A-Z]+ /.*") ? label.substring(label.indexOf(' ') + 1) : label;
+          String operation = method + " " + path;
+          boolean needsToken = documented.security.getOrDefault(operation, false);
+          if (needsToken) out.withToken++;
           JsonNode response = i.get("response");
           String status;
           if (response == null || response.isNull()) {
@@ -244,14 +408,36 @@ class X25ContractFuzzTest {
           } else {
             int code = response.path("status_code").asInt();
             if (code >= 500) out.serverErrors++;
+            if (code == 401 && needsToken) out.unauthorized++;
             out.slowest = Math.max(out.slowest, response.path("elapsed").asDouble());
             status = String.valueOf(code);
+            if (code == 201 && operation.equals("POST /orders")) {
+              String id = orderId(response.path("content"));
+              if (id != null) {
+                out.created.add(id);
+                if (stateful) out.statefulCreated.add(id);
+              }
+            }
           }
-          out.byOperation.computeIfAbsent(operation, k -> new TreeMap<>()).merge(status, 1, Integer::sum);
+          out.byOperation.computeIfAbsent(operation + (stateful ? " [stateful]" : ""), k -> new TreeMap<>())
+              .merge(status, 1, Integer::sum);
         }
       }
     }
     return out;
+  }
+
+  /** order_id of a create's answer as the NDJSON report holds it (the body base64-encoded). */
+  private static String orderId(JsonNode content) {
+    try {
+      String text = content.has("$base64")
+          ? new String(java.util.Base64.getDecoder().decode(content.path("$base64").asText()), StandardCharsets.UTF_8)
+          : content.asText();
+      String id = HttpJson.JSON.readTree(text).path("order_id").asText("");
+      return id.isEmpty() ? null : id;
+    } catch (IOException | IllegalArgumentException e) {
+      return null;
+    }
   }
 
   private static String statusCounts() {
@@ -265,28 +451,50 @@ class X25ContractFuzzTest {
 
   // --- the record in target/schemathesis/summary.txt with its manifest (published to evidence/schemathesis/)
 
-  private static void writeSummary(String version, List<String> command, String token, long seconds, int exit,
-      String log, Junit junit, Interactions seen, String reconcile) throws IOException {
+  private static void writeSummary(String version, List<Run> runs, List<String> tokens, Junit junit,
+      Interactions all, Work done, String reconcile) throws IOException {
     StringBuilder sb = new StringBuilder();
     sb.append("# X-25 contract fuzz: schemathesis ").append(version.replaceAll(".*version ", "")).append(" against GET /openapi.json of the running service (")
         .append(Stack.ENGINE).append(" engine), ").append(Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS))
         .append(", ").append(Runtime.getRuntime().availableProcessors()).append(" cores\n");
     sb.append(RunStamp.CURRENT.line()).append('\n');
-    List<String> shown = new ArrayList<>();
-    for (String c : command) shown.add((c.contains(" ") ? "'" + c + "'" : c).replace(token, "<token>").replaceAll("^/.*/(\\.tools/venv/bin/st)$", "$1")
-        .replaceAll("^/.*/target/", "target/").replaceAll("http://127\\.0\\.0\\.1:[0-9]+", "http://127.0.0.1:<port>"));
-    sb.append("command: ").append(String.join(" ", shown)).append('\n');
-    sb.append("result: exit ").append(exit).append(", ").append(seconds).append(" s; ")
-        .append(line(log, "Test cases:", 1)).append("; junit tests=").append(junit.tests).append(" failures=")
-        .append(junit.failures).append(" errors=").append(junit.errors).append('\n');
-    sb.append("phases: ").append(section(log, "Test Phases:", 200).replaceAll("\\s+", " ").trim()).append('\n');
-    sb.append("requests: ").append(seen.requests).append(", unanswered ").append(seen.unanswered).append(", 5xx ")
-        .append(seen.serverErrors).append(", slowest ").append(String.format("%.2f", seen.slowest)).append(" s\n");
-    sb.append("answers by method and path (undeclared methods included; stateful walks under \"Stateful tests\"):\n");
-    seen.byOperation.entrySet().stream().sorted(Comparator.comparing(Map.Entry::getKey))
-        .forEach(e -> sb.append("  ").append(e.getKey()).append("  ").append(e.getValue()).append('\n'));
+    for (Run r : runs) {
+      List<String> shown = new ArrayList<>();
+      for (String c : r.command) {
+        String s = c.contains(" ") ? "'" + c + "'" : c;
+        for (String t : tokens) s = s.replace(t, "<" + (t.equals(tokens.get(0)) ? "buyer" : "logout") + " token>");
+        shown.add(s.replaceAll("^/.*/(\\.tools/venv/bin/st)$", "$1").replaceAll("^/.*/target/", "target/")
+            .replaceAll("http://127\\.0\\.0\\.1:[0-9]+", "http://127.0.0.1:<port>"));
+      }
+      sb.append("command (").append(r.name).append("): ").append(String.join(" ", shown)).append('\n');
+      sb.append("result (").append(r.name).append("): exit ").append(r.exit).append(", ").append(r.seconds).append(" s; ")
+          .append(line(r.log, "Test cases:", 1)).append("; junit tests=").append(r.junit.tests).append(" failures=")
+          .append(r.junit.failures).append(" errors=").append(r.junit.errors).append('\n');
+      sb.append("phases (").append(r.name).append("): ")
+          .append(section(r.log, "Test Phases:", 200).replaceAll("\\s+", " ").trim()).append('\n');
+    }
+    sb.append("junit (all): tests=").append(junit.tests).append(" failures=").append(junit.failures).append(" errors=")
+        .append(junit.errors).append('\n');
+    sb.append("requests: ").append(all.requests).append(", unanswered ").append(all.unanswered).append(", 5xx ")
+        .append(all.serverErrors).append(", slowest ").append(String.format("%.2f", all.slowest)).append(" s\n");
+    sb.append("work: ").append(done.line()).append('\n');
+    sb.append("floors: stateful orders >= ").append(MIN_STATEFUL_ORDERS).append(", of them PAID >= ")
+        .append(MIN_STATEFUL_PAID).append(", 401 <= ").append(MAX_UNAUTHORIZED_PERCENT)
+        .append(" % of the requests that need the token\n");
+    for (Run r : runs) {
+      sb.append("answers by method and path, ").append(r.name.equals("main") ? "main run (the buyer's token)"
+          : "logout run (its own session)").append(" (undeclared methods included; stateful walks marked [stateful]):\n");
+      r.seen.byOperation.forEach((op, counts) -> sb.append("  ").append(op).append("  ").append(counts).append('\n'));
+    }
     sb.append("reconcile after the fuzz: ").append(reconcile).append('\n');
     sb.append("not fuzzed: ").append(SKIPPED).append(" (an event stream stays open by design)\n");
+    if (stack.devServer()) {
+      // the published summary is the embedded engine's; this one stays next to the run's reports
+      Path file = Path.of("target", "schemathesis-x25", "summary.txt");
+      Files.writeString(file, sb.toString());
+      ev.note("summary written to " + RunStamp.shown(file) + " (not published: the embedded engine's is)");
+      return;
+    }
     Path dir = Path.of(System.getProperty("evidence.schemathesis.dir", "target/schemathesis"));
     RunStamp.emptyFolder(dir);
     Files.writeString(dir.resolve("summary.txt"), sb.toString());
