@@ -2,12 +2,12 @@ package io.flashsale.evidence;
 
 import io.dropwizard.testing.ConfigOverride;
 import io.dropwizard.testing.DropwizardTestSupport;
+import io.flashsale.devstack.LocalPorts;
 import io.flashsale.launcher.FlashsaleApplication;
 import io.flashsale.launcher.FlashsaleConfiguration;
 import io.flashsale.launcher.cli.HttpJson;
 import io.flashsale.persistence.Database;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -204,6 +204,10 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
   @Override
   public void afterAll(ExtensionContext context) {
     stop();
+    // stopped: nothing listens on them any more (a stop that failed keeps them held)
+    for (int port : new int[] {apiPort, adminPort, temporalPort, uiPort, channelPort, consumerPort}) {
+      if (port > 0) PORTS.release(port);
+    }
   }
 
   public Database db() {
@@ -424,30 +428,20 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
         timeoutMs, "orders still pending");
   }
 
-  /** A free port for a service this test starts in a child process. */
+  /** A free port for a service this test starts in a child process; held for the life of this JVM. */
   public static int freePortForChild() throws IOException {
     return freePort();
   }
 
   /**
-   * A free port below Linux's ephemeral range (32768+), so no outgoing connection made while the
-   * stack starts can take it between this check and the bind.
+   * A port from the reservations every test JVM and the local cluster share (devstack's
+   * LocalPorts: a lock file per port under ${java.io.tmpdir}/flashsale-ports), below Linux's
+   * ephemeral range, so no outgoing connection made while the stack starts can take it between
+   * this call and the bind, and no other JVM running experiments at the same time gets it.
    */
   private static int freePort() throws IOException {
-    java.util.concurrent.ThreadLocalRandom rnd = java.util.concurrent.ThreadLocalRandom.current();
-    for (int attempt = 0; attempt < 200; attempt++) {
-      int port = rnd.nextInt(20_000, 32_000);
-      if (TAKEN.contains(port)) continue;
-      try (ServerSocket s = new ServerSocket(port, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
-        TAKEN.add(port);
-        return port;
-      } catch (IOException busy) {
-        // try another
-      }
-    }
-    throw new IOException("no free port found");
+    return PORTS.reserve();
   }
 
-  /** Ports handed out in this JVM: a stack that just stopped may still hold them briefly. */
-  private static final java.util.Set<Integer> TAKEN = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private static final LocalPorts PORTS = LocalPorts.shared();
 }
