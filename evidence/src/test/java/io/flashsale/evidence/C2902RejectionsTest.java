@@ -20,9 +20,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * identity comes only from the token.
  */
 class C2902RejectionsTest {
-  // the channel's reply deadline is not under test here: wide enough that a loaded machine's charge
-  // still answers in time (with the default 300 ms the one pay that runs may answer UNKNOWN)
-  @RegisterExtension static final Stack stack = new Stack().with("channel.timeout", "5s");
+  @RegisterExtension static final Stack stack = new Stack();
   @RegisterExtension static final Evidence ev = new Evidence("C29-02", "rejections, exactly one charge, no row when sold out");
 
   @Test

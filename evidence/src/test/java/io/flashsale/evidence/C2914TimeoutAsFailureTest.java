@@ -13,7 +13,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * channel_net ≠ paid_sum). With the safeguard back on, the held success notice compensates.
  */
 class C2914TimeoutAsFailureTest {
-  @RegisterExtension static final Stack stack = new Stack();
+  // the charge must time out (a reply delayed 1.2 s): the short channel deadline, not the stack's 5 s
+  @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline();
   @RegisterExtension static final NegativeControl restore = new NegativeControl(stack);
   @RegisterExtension static final Evidence ev = new Evidence("C29-14", "negative control: timeout treated as failure");
 

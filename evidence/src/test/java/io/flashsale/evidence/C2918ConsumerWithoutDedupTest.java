@@ -19,9 +19,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * safeguard on (C29-12) the same check is clean.
  */
 class C2918ConsumerWithoutDedupTest {
-  // the relay is run by hand; a channel timeout a busy machine cannot miss, so each pay answers PAID
-  @RegisterExtension static final Stack stack = new Stack().with("relay.enabled", false)
-      .with("channel.timeout", "5s");
+  // the relay is run by hand
+  @RegisterExtension static final Stack stack = new Stack().with("relay.enabled", false);
   @RegisterExtension static final AfterAllCallback restore = context -> {
     if (stack.wiring != null && stack.wiring.consumer() != null) stack.wiring.consumer().restoreIdempotency();
   };

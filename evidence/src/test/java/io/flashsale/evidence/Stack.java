@@ -26,6 +26,24 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
   /** The engine this test run uses: embedded (in-memory, time skipping) or dev-server. */
   public static final String ENGINE = System.getProperty("flashsale.engine", "embedded");
 
+  /**
+   * The channel deadline (charge, query, close) of every stack and child worker unless an
+   * experiment asks otherwise: seconds, so a charge on a loaded machine (a cold JVM, a CI run
+   * beside another) still answers in time. An experiment that pays and expects PAID is not about
+   * the deadline; the service's own default is 300 ms.
+   */
+  public static final String CHANNEL_TIMEOUT = "5s";
+
+  /**
+   * The short deadline of the experiments whose charge must time out (a reply delayed 1.2 s, a
+   * request held at the channel: the UNKNOWN paths): the service's own default, the one their
+   * timings are worked out for. Each of them asks for it ({@link #shortChannelDeadline()}).
+   */
+  public static final long SHORT_CHANNEL_TIMEOUT_MS = 300;
+
+  /** {@link #SHORT_CHANNEL_TIMEOUT_MS} as a setting. */
+  public static final String SHORT_CHANNEL_TIMEOUT = SHORT_CHANNEL_TIMEOUT_MS + "ms";
+
   private final Map<String, String> overrides = new LinkedHashMap<>();
   private DropwizardTestSupport<FlashsaleConfiguration> support;
   private java.nio.file.Path dataDir;
@@ -42,6 +60,16 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
   public Stack with(String key, Object value) {
     overrides.put(key, String.valueOf(value));
     return this;
+  }
+
+  /** The short channel deadline ({@link #SHORT_CHANNEL_TIMEOUT}) for an experiment whose charge must time out. */
+  public Stack shortChannelDeadline() {
+    return with("channel.timeout", SHORT_CHANNEL_TIMEOUT);
+  }
+
+  /** The channel deadline this stack runs with, in ms: its override, or {@link #CHANNEL_TIMEOUT}. */
+  public long channelTimeoutMs() {
+    return io.dropwizard.util.Duration.parse(overrides.getOrDefault("channel.timeout", CHANNEL_TIMEOUT)).toMilliseconds();
   }
 
   /** Drops a config override (takes effect at the next {@link #start()}). */
@@ -117,6 +145,7 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
     settings.put("channel.embeddedPort", String.valueOf(channelPort));
     settings.put("consumer.port", String.valueOf(consumerPort));
     settings.put("seed.enabled", "false");
+    settings.put("channel.timeout", CHANNEL_TIMEOUT); // an experiment about the deadline overrides it
     // scratch: fsync off (it says so at start); not supervised, so restart a killed
     // PostgreSQL themselves, as an operator would (X-26 turns the supervisor on)
     settings.put("database.embeddedDurable", "false");
@@ -218,7 +247,16 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
   public static final String CHILD_ADMIN_TOKEN =
       java.util.HexFormat.of().formatHex(new java.security.SecureRandom().generateSeed(32));
 
-  /** System properties for a child worker JVM that joins this stack (split mode). */
+  /** System properties for a child worker JVM that joins this stack, with the stack's channel deadline. */
+  public Map<String, String> workerProperties() {
+    return workerProperties(channelTimeoutMs());
+  }
+
+  /**
+   * System properties for a child worker JVM that joins this stack (split mode), with a channel
+   * deadline of its own: for an experiment about the deadline (a charge that must time out in
+   * the child, or one that must still be in flight when the child is killed).
+   */
   public Map<String, String> workerProperties(long channelTimeoutMs) {
     Map<String, String> p = new LinkedHashMap<>();
     p.put("dw.embedded", "false");

@@ -23,6 +23,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * the pay, is answered from the order's row and reaches no history.
  */
 class X18CommandValidatorsTest {
+  // the stack's channel deadline (5 s): the 8 concurrent pays and D's are answered by their charge;
+  // C's reply comes after it (see there)
   @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQuery", "2m");
   @RegisterExtension static final Evidence ev = new Evidence("X-18", "validators refuse without history; no timer pile-up; copies and the paying charge's notice answered at arrival");
 
@@ -116,7 +118,8 @@ class X18CommandValidatorsTest {
     stack.sku("sku-x18-storm", 5, 3);
     HttpJson carol = stack.api.login("t1", "user-1803");
     String c = Buyers.create(carol, "x18-c", "sku-x18-storm", 1).text("order_id");
-    Buyers.fault(stack.channel, c, Map.of("reply_delay_ms", 1200, "hold_callbacks", true));
+    // the reply is lost: it comes 1.2 s after the channel deadline (the pay waits the deadline out)
+    Buyers.fault(stack.channel, c, Map.of("reply_delay_ms", stack.channelTimeoutMs() + 1_200, "hold_callbacks", true));
     ev.equal("UNKNOWN", Buyers.pay(carol, c).text("status"), "order C is UNKNOWN (reply lost)");
     String txn = stack.channel.get("/charges/" + c).text("txn");
     long appliedBefore = stack.sql.count("SELECT count(*) FROM payment_notification WHERE effect IS NOT NULL");

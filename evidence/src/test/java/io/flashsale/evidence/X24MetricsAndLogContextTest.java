@@ -88,7 +88,7 @@ class X24MetricsAndLogContextTest {
       port = s.getLocalPort();
     }
     String url = "http://127.0.0.1:" + port + "/metrics/prometheus";
-    try (ChildJvm worker = ChildJvm.start("x24-worker", stack.workerProperties(300), "worker", "embedded.yml",
+    try (ChildJvm worker = ChildJvm.start("x24-worker", stack.workerProperties(), "worker", "embedded.yml",
         "--metrics-port", String.valueOf(port))) {
       worker.awaitLog("worker polling", 60_000);
       ev.check(worker.logContains("worker metrics at " + url), "the worker names its metrics URL");
