@@ -14,9 +14,6 @@ import io.dropwizard.jersey.validation.Validators;
 import io.flashsale.launcher.FlashsaleApplication;
 import io.flashsale.launcher.FlashsaleConfiguration;
 import io.flashsale.launcher.TemporalEngine;
-import java.io.IOException;
-import java.net.InetAddress;
-import java.net.ServerSocket;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -75,7 +72,8 @@ class EmbeddedDurabilityTest {
         Validators.newValidator(), Jackson.newObjectMapper(), "dw")
         .build(bootstrap.getConfigurationSourceProvider(), "embedded.yml");
     cfg.dataDir = data.toString();
-    cfg.temporal.embeddedPort = freePortBelowEphemeralRange();
+    // held in the shared reservations, below the ephemeral range (LocalPorts)
+    cfg.temporal.embeddedPort = LocalPorts.shared().reserve();
     // 0: the stub binds whatever port is free at its start, so no JDBC connection opened while
     // PostgreSQL starts (an ephemeral source port) can take the port chosen for it beforehand.
     cfg.channel.embeddedPort = 0;
@@ -91,18 +89,5 @@ class EmbeddedDurabilityTest {
       rs.next();
       return rs.getString(1);
     }
-  }
-
-  /** Below Linux's ephemeral range (32768+): no outgoing connection can take it before the bind. */
-  private static int freePortBelowEphemeralRange() throws IOException {
-    java.util.concurrent.ThreadLocalRandom rnd = java.util.concurrent.ThreadLocalRandom.current();
-    for (int attempt = 0; attempt < 200; attempt++) {
-      try (ServerSocket s = new ServerSocket(rnd.nextInt(20_000, 32_000), 1, InetAddress.getByName("127.0.0.1"))) {
-        return s.getLocalPort();
-      } catch (IOException busy) {
-        // try another
-      }
-    }
-    throw new IOException("no free port below the ephemeral range");
   }
 }

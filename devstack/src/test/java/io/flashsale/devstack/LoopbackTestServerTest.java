@@ -8,7 +8,6 @@ import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.util.Collections;
 import java.util.List;
@@ -18,10 +17,7 @@ import org.junit.jupiter.api.Test;
 class LoopbackTestServerTest {
   @Test
   void listensOnLoopbackOnly() throws Exception {
-    int port;
-    try (ServerSocket probe = new ServerSocket(0)) {
-      port = probe.getLocalPort();
-    }
+    int port = LocalPorts.shared().reserve(); // held for this JVM: bound below
     List<InetAddress> others = Collections.list(NetworkInterface.getNetworkInterfaces()).stream()
         .flatMap(i -> Collections.list(i.getInetAddresses()).stream())
         .filter(a -> a instanceof Inet4Address && !a.isLoopbackAddress())

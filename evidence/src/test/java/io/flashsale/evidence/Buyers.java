@@ -51,6 +51,105 @@ final class Buyers {
     if (r.status() != 200) throw new IllegalStateException("fault rule: " + r.raw());
   }
 
+  /** At most this many 503s of one request are sent again: an overloaded moment, not an outage. */
+  static final int MAX_503_RETRIES = 5;
+
+  /** The pause before a retry when the 503 names none (Retry-After), and the longest one taken. */
+  private static final long RETRY_PAUSE_MS = 500;
+  private static final long MAX_RETRY_PAUSE_MS = 2_000;
+
+  /** An answer once its 503s were sent again: the last reply and how many retries it took. */
+  record Settled(HttpJson.Reply reply, int retries) {
+    int status() {
+      return reply.status();
+    }
+
+    String text(String field) {
+      return reply.text(field);
+    }
+  }
+
+  /** One request, sent as it is each time (same body, same request key or Idempotency-Key). */
+  interface Request {
+    HttpJson.Reply send() throws Exception;
+  }
+
+  /**
+   * Sends the request, and again, unchanged, while it answers 503 (ENGINE_UNAVAILABLE, OVERLOADED:
+   * "retry with the same key"), after its Retry-After (at most 2 s), at most {@value
+   * #MAX_503_RETRIES} times. The same key is the point: a command the engine took before its 503
+   * answers the retry with its own answer, it is not a second command. For the experiments that
+   * count outcomes, so that an overloaded moment cannot change an exact count; they print the
+   * retries ({@link #retriesNote}), never require none. Not for an experiment about the 503 itself.
+   */
+  static Settled retrying503(Request request) throws Exception {
+    HttpJson.Reply r = request.send();
+    int retries = 0;
+    while (r.status() == 503 && retries < MAX_503_RETRIES) {
+      Thread.sleep(retryPause(r));
+      retries++;
+      r = request.send();
+    }
+    return new Settled(r, retries);
+  }
+
+  private static long retryPause(HttpJson.Reply r) {
+    String after = r.header("Retry-After");
+    try {
+      return after == null ? RETRY_PAUSE_MS : Math.min(MAX_RETRY_PAUSE_MS, Long.parseLong(after.trim()) * 1_000);
+    } catch (NumberFormatException httpDate) {
+      return RETRY_PAUSE_MS;
+    }
+  }
+
+  /** How many 503s were sent again, for the experiment's output (a number to read, not a check). */
+  static String retriesNote(java.util.Collection<Settled> answers) {
+    int retries = 0;
+    int retried = 0;
+    for (Settled a : answers) {
+      retries += a.retries();
+      if (a.retries() > 0) retried++;
+    }
+    return "503s sent again with the same key: " + retries + " (" + retried + " of " + answers.size() + " requests)";
+  }
+
+  /** A pay with an Idempotency-Key (a retry with the key gets the first answer). */
+  static HttpJson.Reply pay(Stack stack, HttpJson buyer, String orderId, String idempotencyKey) {
+    return keyed(stack, buyer, "/orders/" + orderId + "/pay", idempotencyKey);
+  }
+
+  /** A cancel with an Idempotency-Key. */
+  static HttpJson.Reply cancel(Stack stack, HttpJson buyer, String orderId, String idempotencyKey) {
+    return keyed(stack, buyer, "/orders/" + orderId + "/cancel", idempotencyKey);
+  }
+
+  private static HttpJson.Reply keyed(Stack stack, HttpJson buyer, String path, String idempotencyKey) {
+    java.net.http.HttpRequest request = java.net.http.HttpRequest.newBuilder(
+            java.net.URI.create("http://127.0.0.1:" + stack.wiring.apiPort() + path))
+        .timeout(java.time.Duration.ofSeconds(60))
+        .header("Authorization", "Bearer " + buyer.token())
+        .header("Idempotency-Key", idempotencyKey)
+        .POST(java.net.http.HttpRequest.BodyPublishers.noBody())
+        .build();
+    try {
+      java.net.http.HttpResponse<String> r = HTTP.send(request, java.net.http.HttpResponse.BodyHandlers.ofString());
+      com.fasterxml.jackson.databind.JsonNode body;
+      try {
+        body = r.body().isBlank() ? null : HttpJson.JSON.readTree(r.body());
+      } catch (java.io.IOException notJson) {
+        body = null;
+      }
+      return new HttpJson.Reply(r.statusCode(), body, r.body(), r.headers());
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static final java.net.http.HttpClient HTTP = java.net.http.HttpClient.newHttpClient();
+
   static int chargeRequests(HttpJson channel, String orderId) {
     return channel.get("/stats").body().path("charge_requests_by_order").path(orderId).asInt(0);
   }

@@ -14,7 +14,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @Tag("fast") // in ./flashsale test --fast
 class C2904ReplyLostTest {
   // first query 2 s after UNKNOWN (default 1 s): room for the "before convergence" reconcile on a busy machine
-  @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQuery", "2s");
+  // the charge must time out (a reply delayed 1.2 s): the short channel deadline, not the stack's 5 s
+  @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline().with("orders.unknownFirstQuery", "2s");
   @RegisterExtension static final Evidence ev = new Evidence("C29-04", "reply lost → UNKNOWN → query → PAID");
 
   @Test

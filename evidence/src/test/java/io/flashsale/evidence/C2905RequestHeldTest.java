@@ -26,7 +26,8 @@ class C2905RequestHeldTest {
    */
   private static final int HOLD_MS = 6_000;
 
-  @RegisterExtension static final Stack stack = new Stack();
+  // the charge must time out (a request held at the channel): the short channel deadline, not the stack's 5 s
+  @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline();
   @RegisterExtension static final Evidence ev = new Evidence("C29-05", "request held → NOT_FOUND → close → FAILED");
 
   @Test

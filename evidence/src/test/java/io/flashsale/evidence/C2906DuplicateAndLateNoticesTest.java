@@ -22,7 +22,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 // skips the clock past long timers (60 s and more): time skipping exists only in the in-memory engine
 @org.junit.jupiter.api.Tag("in-memory-only")
 class C2906DuplicateAndLateNoticesTest {
-  @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQuery", "2m");
+  // the charge must time out (a reply delayed 1.2 s): the short channel deadline, not the stack's 5 s
+  @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline().with("orders.unknownFirstQuery", "2m");
   @RegisterExtension static final Evidence ev = new Evidence("C29-06", "16 identical callbacks; reversed late notices");
 
   @Test

@@ -19,7 +19,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @org.junit.jupiter.api.Tag("in-memory-only")
 @Tag("fast") // in ./flashsale test --fast
 class C2907ReReserveOrRefundTest {
-  @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQuery", "5m");
+  // the charge must time out (a reply delayed 1.2 s): the short channel deadline, not the stack's 5 s
+  @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline().with("orders.unknownFirstQuery", "5m");
   @RegisterExtension static final Evidence ev = new Evidence("C29-07", "re-reserve /r2 or refund, one refund in the ledger");
 
   private static final String SKU = "sku-c2907";

@@ -28,7 +28,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 // skips the clock to just before the 60 s reservation TTL: time skipping exists only in the in-memory engine
 @org.junit.jupiter.api.Tag("in-memory-only")
 class C2908ExpiryStormTest {
-  @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQuery", "5m");
+  // the charge must time out (a reply delayed 1.2 s): the short channel deadline, not the stack's 5 s
+  @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline().with("orders.unknownFirstQuery", "5m");
   @RegisterExtension static final Evidence ev = new Evidence("C29-08", "20 expired UNKNOWN + 20 callbacks + 10 new buyers");
 
   private static final String SKU = "sku-c2908";

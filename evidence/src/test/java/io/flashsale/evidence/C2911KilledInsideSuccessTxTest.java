@@ -24,7 +24,8 @@ class C2911KilledInsideSuccessTxTest {
   void killedInsideSuccessTransaction() throws Exception {
     stack.sku("sku-c2911", 5, 3);
     String id;
-    try (ChildJvm first = ChildJvm.start("c2911-worker-1", stack.workerProperties(300), "worker", "embedded.yml")) {
+    // the charge must time out in this worker (a reply delayed 1.2 s): the short channel deadline
+    try (ChildJvm first = ChildJvm.start("c2911-worker-1", stack.workerProperties(Stack.SHORT_CHANNEL_TIMEOUT_MS), "worker", "embedded.yml")) {
       first.awaitLog("worker polling", 60_000);
       HttpJson buyer = stack.api.login("t1", "user-1101");
       id = Buyers.create(buyer, "c2911", "sku-c2911", 1).text("order_id");
@@ -53,7 +54,7 @@ class C2911KilledInsideSuccessTxTest {
     ev.equal(0L, stack.sql.count("SELECT count(*) FROM order_transition WHERE order_id = ? AND to_status = 'PAID'", id),
         "no PAID transition");
 
-    try (ChildJvm second = ChildJvm.start("c2911-worker-2", stack.workerProperties(300), "worker", "embedded.yml")) {
+    try (ChildJvm second = ChildJvm.start("c2911-worker-2", stack.workerProperties(), "worker", "embedded.yml")) {
       second.awaitLog("worker polling", 60_000);
       stack.skip(Duration.ofSeconds(16)); // the lost activity's start-to-close timeout; then it is retried
       stack.awaitStatus(id, "PAID", 30_000);

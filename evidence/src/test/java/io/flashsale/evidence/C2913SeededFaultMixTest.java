@@ -39,7 +39,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 // skips the clock past long timers (60 s and more): time skipping exists only in the in-memory engine
 @org.junit.jupiter.api.Tag("in-memory-only")
 class C2913SeededFaultMixTest {
-  @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQuery", "90s");
+  // lost replies (1.2 s) and held requests (800 ms, 10 s) must time out: the short channel deadline
+  @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline().with("orders.unknownFirstQuery", "90s");
   @RegisterExtension static final Evidence ev = new Evidence("C29-13", "24-order seeded fault mix with late buyers");
 
   private static final int STOCK = 24;

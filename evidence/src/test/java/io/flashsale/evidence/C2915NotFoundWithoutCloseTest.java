@@ -23,7 +23,8 @@ class C2915NotFoundWithoutCloseTest {
    */
   private static final int HOLD_MS = 6_000;
 
-  @RegisterExtension static final Stack stack = new Stack();
+  // the charge must time out (a request held at the channel): the short channel deadline, not the stack's 5 s
+  @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline();
   @RegisterExtension static final NegativeControl restore = new NegativeControl(stack);
   @RegisterExtension static final Evidence ev = new Evidence("C29-15", "negative control: NOT_FOUND failed without close");
 

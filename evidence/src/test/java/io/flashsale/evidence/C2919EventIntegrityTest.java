@@ -29,9 +29,9 @@ class C2919EventIntegrityTest {
   @Test
   void workerKilledBetweenTheTwoWrites() throws Exception {
     stack.sku("sku-c2919", 5, 3);
-    // a channel timeout a cold worker JVM cannot miss: the charge's own reply makes the order PAID
+    // the stack's channel deadline, which a cold worker JVM's charge meets: its own reply makes the order PAID
     try (ChildJvm first = ChildJvm.startMain("c2919-worker-1", WorkerWithoutSafeguard.class.getName(),
-        stack.workerProperties(5_000), "PAID_EVENT_IN_SAME_TX", "worker", "embedded.yml")) {
+        stack.workerProperties(), "PAID_EVENT_IN_SAME_TX", "worker", "embedded.yml")) {
       first.awaitLog("worker polling", 60_000);
       ev.check(first.logContains("safeguard PAID_EVENT_IN_SAME_TX switched off"), "the worker JVM does the dual write");
       HttpJson buyer = stack.api.login("t1", "user-1901");
@@ -51,7 +51,7 @@ class C2919EventIntegrityTest {
         ev.equal(0L, stack.sql.count("SELECT count(*) FROM outbox WHERE order_id = ?", id),
             "the second write (the event) has not happened");
         // the next worker starts while the window is held (the step in flight stays with the first)
-        try (ChildJvm second = ChildJvm.start("c2919-worker-2", stack.workerProperties(300), "worker",
+        try (ChildJvm second = ChildJvm.start("c2919-worker-2", stack.workerProperties(), "worker",
             "embedded.yml")) {
           second.awaitLog("worker polling", 60_000);
           ev.note("STAGE PAID committed, event insert waiting in a second transaction; worker pid " + first.pid()

@@ -15,7 +15,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Tag("in-memory-only")
 class Rc02OrphanRepairTest {
-  @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQuery", "2m");
+  // the charge must time out (a reply delayed 1.2 s): the short channel deadline, not the stack's 5 s
+  @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline().with("orders.unknownFirstQuery", "2m");
   @RegisterExtension static final Evidence ev = new Evidence("RC-02", "orphans after an engine restart are repaired");
 
   @Test

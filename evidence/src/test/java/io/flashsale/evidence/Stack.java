@@ -2,12 +2,12 @@ package io.flashsale.evidence;
 
 import io.dropwizard.testing.ConfigOverride;
 import io.dropwizard.testing.DropwizardTestSupport;
+import io.flashsale.devstack.LocalPorts;
 import io.flashsale.launcher.FlashsaleApplication;
 import io.flashsale.launcher.FlashsaleConfiguration;
 import io.flashsale.launcher.cli.HttpJson;
 import io.flashsale.persistence.Database;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -26,6 +26,24 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
   /** The engine this test run uses: embedded (in-memory, time skipping) or dev-server. */
   public static final String ENGINE = System.getProperty("flashsale.engine", "embedded");
 
+  /**
+   * The channel deadline (charge, query, close) of every stack and child worker unless an
+   * experiment asks otherwise: seconds, so a charge on a loaded machine (a cold JVM, a CI run
+   * beside another) still answers in time. An experiment that pays and expects PAID is not about
+   * the deadline; the service's own default is 300 ms.
+   */
+  public static final String CHANNEL_TIMEOUT = "5s";
+
+  /**
+   * The short deadline of the experiments whose charge must time out (a reply delayed 1.2 s, a
+   * request held at the channel: the UNKNOWN paths): the service's own default, the one their
+   * timings are worked out for. Each of them asks for it ({@link #shortChannelDeadline()}).
+   */
+  public static final long SHORT_CHANNEL_TIMEOUT_MS = 300;
+
+  /** {@link #SHORT_CHANNEL_TIMEOUT_MS} as a setting. */
+  public static final String SHORT_CHANNEL_TIMEOUT = SHORT_CHANNEL_TIMEOUT_MS + "ms";
+
   private final Map<String, String> overrides = new LinkedHashMap<>();
   private DropwizardTestSupport<FlashsaleConfiguration> support;
   private java.nio.file.Path dataDir;
@@ -42,6 +60,16 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
   public Stack with(String key, Object value) {
     overrides.put(key, String.valueOf(value));
     return this;
+  }
+
+  /** The short channel deadline ({@link #SHORT_CHANNEL_TIMEOUT}) for an experiment whose charge must time out. */
+  public Stack shortChannelDeadline() {
+    return with("channel.timeout", SHORT_CHANNEL_TIMEOUT);
+  }
+
+  /** The channel deadline this stack runs with, in ms: its override, or {@link #CHANNEL_TIMEOUT}. */
+  public long channelTimeoutMs() {
+    return io.dropwizard.util.Duration.parse(overrides.getOrDefault("channel.timeout", CHANNEL_TIMEOUT)).toMilliseconds();
   }
 
   /** Drops a config override (takes effect at the next {@link #start()}). */
@@ -117,6 +145,7 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
     settings.put("channel.embeddedPort", String.valueOf(channelPort));
     settings.put("consumer.port", String.valueOf(consumerPort));
     settings.put("seed.enabled", "false");
+    settings.put("channel.timeout", CHANNEL_TIMEOUT); // an experiment about the deadline overrides it
     // scratch: fsync off (it says so at start); not supervised, so restart a killed
     // PostgreSQL themselves, as an operator would (X-26 turns the supervisor on)
     settings.put("database.embeddedDurable", "false");
@@ -204,6 +233,10 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
   @Override
   public void afterAll(ExtensionContext context) {
     stop();
+    // stopped: nothing listens on them any more (a stop that failed keeps them held)
+    for (int port : new int[] {apiPort, adminPort, temporalPort, uiPort, channelPort, consumerPort}) {
+      if (port > 0) PORTS.release(port);
+    }
   }
 
   public Database db() {
@@ -214,7 +247,16 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
   public static final String CHILD_ADMIN_TOKEN =
       java.util.HexFormat.of().formatHex(new java.security.SecureRandom().generateSeed(32));
 
-  /** System properties for a child worker JVM that joins this stack (split mode). */
+  /** System properties for a child worker JVM that joins this stack, with the stack's channel deadline. */
+  public Map<String, String> workerProperties() {
+    return workerProperties(channelTimeoutMs());
+  }
+
+  /**
+   * System properties for a child worker JVM that joins this stack (split mode), with a channel
+   * deadline of its own: for an experiment about the deadline (a charge that must time out in
+   * the child, or one that must still be in flight when the child is killed).
+   */
   public Map<String, String> workerProperties(long channelTimeoutMs) {
     Map<String, String> p = new LinkedHashMap<>();
     p.put("dw.embedded", "false");
@@ -424,30 +466,20 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
         timeoutMs, "orders still pending");
   }
 
-  /** A free port for a service this test starts in a child process. */
+  /** A free port for a service this test starts in a child process; held for the life of this JVM. */
   public static int freePortForChild() throws IOException {
     return freePort();
   }
 
   /**
-   * A free port below Linux's ephemeral range (32768+), so no outgoing connection made while the
-   * stack starts can take it between this check and the bind.
+   * A port from the reservations every test JVM and the local cluster share (devstack's
+   * LocalPorts: a lock file per port under ${java.io.tmpdir}/flashsale-ports), below Linux's
+   * ephemeral range, so no outgoing connection made while the stack starts can take it between
+   * this call and the bind, and no other JVM running experiments at the same time gets it.
    */
   private static int freePort() throws IOException {
-    java.util.concurrent.ThreadLocalRandom rnd = java.util.concurrent.ThreadLocalRandom.current();
-    for (int attempt = 0; attempt < 200; attempt++) {
-      int port = rnd.nextInt(20_000, 32_000);
-      if (TAKEN.contains(port)) continue;
-      try (ServerSocket s = new ServerSocket(port, 1, java.net.InetAddress.getByName("127.0.0.1"))) {
-        TAKEN.add(port);
-        return port;
-      } catch (IOException busy) {
-        // try another
-      }
-    }
-    throw new IOException("no free port found");
+    return PORTS.reserve();
   }
 
-  /** Ports handed out in this JVM: a stack that just stopped may still hold them briefly. */
-  private static final java.util.Set<Integer> TAKEN = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private static final LocalPorts PORTS = LocalPorts.shared();
 }

@@ -29,9 +29,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * clean.
  */
 class X01PostgresRestartTest {
-  // a cold pay must not run into the channel timeout on a loaded machine: UNKNOWN would also converge
-  // (by query), but this experiment is about the database
-  @RegisterExtension static final Stack stack = new Stack().with("channel.timeout", "5s");
+  @RegisterExtension static final Stack stack = new Stack();
   @RegisterExtension static final Evidence ev = new Evidence("X-01", "PostgreSQL SIGKILL + restart mid-sale: 503s, then every order converges");
 
   private static final String SKU = "sku-x01";

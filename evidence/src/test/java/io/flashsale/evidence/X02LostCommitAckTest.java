@@ -47,7 +47,7 @@ class X02LostCommitAckTest {
     stack.sku(SKU, 5, 3);
     int pgPort = Integer.parseInt(stack.wiring.jdbcUrl().replaceFirst("^jdbc:postgresql://[^:/]+:(\\d+)/.*$", "$1"));
     try (CommitAckCutter cutter = new CommitAckCutter(pgPort)) {
-      Map<String, String> props = stack.workerProperties(5_000);
+      Map<String, String> props = stack.workerProperties();
       props.put("dw.database.url", stack.wiring.jdbcUrl().replaceFirst(":" + pgPort + "/", ":" + cutter.port() + "/"));
       try (ChildJvm worker = ChildJvm.start("x02-worker", props, "worker", "embedded.yml")) {
         worker.awaitLog("worker polling", 90_000);

@@ -47,7 +47,7 @@ class X04TwoInstancesTest {
   void twoInstancesShareOneSale() throws Exception {
     int apiPort = Stack.freePortForChild();
     int adminPort = Stack.freePortForChild();
-    Map<String, String> props = new LinkedHashMap<>(stack.workerProperties(3_000));
+    Map<String, String> props = new LinkedHashMap<>(stack.workerProperties());
     props.put("dw.server.applicationConnectors[0].port", String.valueOf(apiPort));
     props.put("dw.server.adminConnectors[0].port", String.valueOf(adminPort));
     props.put("dw.auth.secret", "x04-second-instance-token-key-0123456789abcdef"); // its own tokens

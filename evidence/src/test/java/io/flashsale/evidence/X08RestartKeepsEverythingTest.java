@@ -15,7 +15,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Tag("dev-server-only")
 class X08RestartKeepsEverythingTest {
-  @RegisterExtension static final Stack stack = new Stack()
+  // the charge must time out (a reply delayed 1.2 s): the short channel deadline, not the stack's 5 s
+  @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline()
       .with("temporal.devServerDbFile", "") // the default: <dataDir>/temporal.db
       .with("orders.reservationTtl", "25s")
       .with("orders.unknownFirstQuery", "15s");

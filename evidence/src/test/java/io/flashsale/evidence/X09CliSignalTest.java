@@ -15,7 +15,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Tag("dev-server-only")
 class X09CliSignalTest {
-  @RegisterExtension static final Stack stack = new Stack().with("orders.unknownFirstQuery", "10m");
+  // the charge must time out (a reply delayed 1.2 s): the short channel deadline, not the stack's 5 s
+  @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline().with("orders.unknownFirstQuery", "10m");
   @RegisterExtension static final Evidence ev = new Evidence("X-09", "temporal CLI signal: UNKNOWN → PAID, duplicate, rejected");
 
   @Test

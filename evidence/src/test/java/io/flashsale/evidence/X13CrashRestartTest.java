@@ -39,8 +39,9 @@ class X13CrashRestartTest {
     props.put("dw.channel.embeddedPort", String.valueOf(Stack.freePortForChild()));
     props.put("dw.consumer.port", String.valueOf(Stack.freePortForChild()));
     props.put("dw.orders.reservationTtl", "20s");
-    // the crash is the point here, not a slow charge: a loaded machine must not turn the pay UNKNOWN
-    props.put("dw.channel.timeout", "3s");
+    // the crash is the point here, not a slow charge: the stacks' channel deadline (a child's own
+    // default would be the service's 300 ms), so a loaded machine does not turn the pay UNKNOWN
+    props.put("dw.channel.timeout", Stack.CHANNEL_TIMEOUT);
     HttpJson apiClient = new HttpJson("http://127.0.0.1:" + api, null);
     String created;
     String paid;

@@ -20,7 +20,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * and a CREATED order left alone expires.
  */
 class X19WorkflowCancelTest {
-  @RegisterExtension static final Stack stack = new Stack()
+  // the charge must time out (a reply delayed 1.2 s): the short channel deadline, not the stack's 5 s
+  @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline()
       .with("orders.reservationTtl", "20s")
       .with("orders.unknownFirstQuery", "5s");
   @RegisterExtension static final Evidence ev = new Evidence("X-19", "workflow cancel settles the order; no-create runs end");

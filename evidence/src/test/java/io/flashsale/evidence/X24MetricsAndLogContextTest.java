@@ -83,12 +83,9 @@ class X24MetricsAndLogContextTest {
   /** A worker process has no admin port: --metrics-port serves the same metrics on its own. */
   @Test
   void aWorkerProcessServesItsSdkMetrics() throws Exception {
-    int port;
-    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
-      port = s.getLocalPort();
-    }
+    int port = Stack.freePortForChild();
     String url = "http://127.0.0.1:" + port + "/metrics/prometheus";
-    try (ChildJvm worker = ChildJvm.start("x24-worker", stack.workerProperties(300), "worker", "embedded.yml",
+    try (ChildJvm worker = ChildJvm.start("x24-worker", stack.workerProperties(), "worker", "embedded.yml",
         "--metrics-port", String.valueOf(port))) {
       worker.awaitLog("worker polling", 60_000);
       ev.check(worker.logContains("worker metrics at " + url), "the worker names its metrics URL");

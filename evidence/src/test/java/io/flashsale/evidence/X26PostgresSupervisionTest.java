@@ -45,8 +45,6 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class X26PostgresSupervisionTest {
   @RegisterExtension static final Stack stack = new Stack()
       .with("database.superviseEmbedded", true)
-      // a cold pay must not run into the channel timeout on a loaded machine (this is about the database)
-      .with("channel.timeout", "5s")
       // no reservation may expire while its pay waits out the outage: the sale must sell out exactly
       .with("orders.reservationTtl", "3m");
   @RegisterExtension static final Evidence ev = new Evidence("X-26",

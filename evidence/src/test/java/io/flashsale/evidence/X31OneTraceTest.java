@@ -48,7 +48,7 @@ class X31OneTraceTest {
     String format = LogCapture.configuredLogFormat();
     ev.check(format.contains("%X{trace_id}"), "the service's log format shows the MDC key trace_id");
     stack.sku(SKU, 5, 3);
-    Map<String, String> props = new LinkedHashMap<>(stack.workerProperties(5_000));
+    Map<String, String> props = new LinkedHashMap<>(stack.workerProperties());
     props.put("dw.workerWorkflows", "true"); // the child hosts the workflow too: the whole order runs there
     try (ChildJvm worker = ChildJvm.start("x31-worker", props, "worker", "embedded.yml");
         LogCapture api = LogCapture.start(format, "x31-capture")) {

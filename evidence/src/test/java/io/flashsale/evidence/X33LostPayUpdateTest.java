@@ -66,7 +66,7 @@ class X33LostPayUpdateTest {
     ev.check(stack.devServer(), "runs on the dev server");
     stack.sku(SKU, TOTAL, 3);
     Path marker = stack.dataDir().resolve("x33-halt-after-begin-pay-of");
-    Map<String, String> props = new LinkedHashMap<>(stack.workerProperties(3_000));
+    Map<String, String> props = new LinkedHashMap<>(stack.workerProperties());
     props.put(WorkerHaltingAfterBeginPay.MARKER_PROPERTY, marker.toString());
     HttpJson buyer = stack.api.login("t1", "user-3301");
 
@@ -94,7 +94,7 @@ class X33LostPayUpdateTest {
     ev.equal("PAYING v2", row(kept), "stage 1: the PAYING commit landed: PAYING v2");
     ev.equal(0, Buyers.chargeRequests(stack.channel, kept), "stage 1: no charge request reached the channel");
     noteHistory("stage 1 at the kill", keptWorkflow);
-    try (ChildJvm second = ChildJvm.start("x33-worker-2", stack.workerProperties(3_000), "worker", "embedded.yml")) {
+    try (ChildJvm second = ChildJvm.start("x33-worker-2", stack.workerProperties(), "worker", "embedded.yml")) {
       second.awaitLog("worker polling", 60_000);
       HttpResponse<String> answer = pay.get(60, TimeUnit.SECONDS);
       ev.note("stage 1: the buyer's pay in flight at the kill answered " + answer.statusCode() + " " + answer.body());
@@ -142,7 +142,7 @@ class X33LostPayUpdateTest {
     boolean converged;
     boolean runClosed;
     List<HistoryEvent> events;
-    try (ChildJvm fourth = ChildJvm.start("x33-worker-4", stack.workerProperties(3_000), "worker", "embedded.yml")) {
+    try (ChildJvm fourth = ChildJvm.start("x33-worker-4", stack.workerProperties(), "worker", "embedded.yml")) {
       fourth.awaitLog("worker polling", 60_000);
       converged = stack.within(() -> NOT_PAID.contains(status(id)), CONVERGE_BOUND_MS);
       finalRow = row(id);

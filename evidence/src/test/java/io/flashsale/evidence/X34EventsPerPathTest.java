@@ -31,7 +31,9 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Tag("dev-server-only")
 class X34EventsPerPathTest {
-  @RegisterExtension static final Stack stack = new Stack()
+  // the UNKNOWN paths need the charge to time out (a reply delayed 1.2 s, a request held 6 s): the
+  // short channel deadline, the service's own default
+  @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline()
       .with("orders.lateNoticeWindow", "2s").with("orders.reservationTtl", "5s");
   @RegisterExtension static final Evidence ev = new Evidence("X-34",
       "events per path on histories that ran to their end (dev server, default settings but a 2 s late-notice window, a 5 s TTL)");

@@ -28,7 +28,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Tag("in-memory-only") // time skipping: an hour of outage in seconds
 class X35ChannelOutageHourTest {
-  @RegisterExtension static final Stack stack = new Stack();
+  // the reply (5 s late) must come after the channel deadline: the short one, not the stack's 5 s
+  @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline();
   @RegisterExtension static final Evidence ev = new Evidence("X-35",
       "an hour of channel outage adds < 20 events to an UNKNOWN order; it raises UNKNOWN_AGED after 30 min, converges when the channel is back");
 

@@ -28,7 +28,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @Tag("dev-server-only") // the real CLI over visibility; the in-memory engine has neither
 class X35bAttentionOnTheDevServerTest {
   // later rounds last 8 × 5 s = 40 s, attempts 2, 4, 8, then 15 s apart: a window to bring the channel back in
-  @RegisterExtension static final Stack stack = new Stack().with("orders.attentionAfter", "5s")
+  // the charge must time out (a request held at the channel): the short channel deadline, not the stack's 5 s
+  @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline().with("orders.attentionAfter", "5s")
       .with("orders.unknownQueryCap", "15s")
       // the reservation outlives the experiment: no expiry in between, the close alone releases the unit
       .with("orders.reservationTtl", "5m");

@@ -1,10 +1,10 @@
 package io.flashsale.devstack.cluster;
 
+import io.flashsale.devstack.LocalPorts;
 import io.flashsale.devstack.SupervisedPostgres;
 import io.flashsale.devstack.TemporalCli;
 import java.io.IOException;
 import java.net.HttpURLConnection;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -93,6 +93,8 @@ public final class Cluster implements AutoCloseable {
   private int adminPort;
   private int channelPort;
   private int consumerPort;
+  /** The ports this cluster took from the shared reservations: given back when it closes. */
+  private final List<Integer> reserved = new java.util.ArrayList<>();
 
   private Cluster(Settings settings, Consumer<String> progress) {
     this.settings = settings;
@@ -380,6 +382,8 @@ public final class Cluster implements AutoCloseable {
         log.warn("stopping {}: {}", next, e.getMessage());
       }
     }
+    reserved.forEach(LocalPorts.shared()::release);
+    reserved.clear();
   }
 
   private void step(String what, long t0) {
@@ -538,31 +542,22 @@ public final class Cluster implements AutoCloseable {
     }
   }
 
-  private static int freePort() throws IOException {
-    try (ServerSocket s = new ServerSocket(0, 0, java.net.InetAddress.getLoopbackAddress())) {
-      return s.getLocalPort();
-    }
+  /** A port this cluster holds in the shared reservations (LocalPorts) until it closes. */
+  private int freePort() throws IOException {
+    int port = LocalPorts.shared().reserve();
+    reserved.add(port);
+    return port;
   }
 
   /**
-   * A frontend port whose offsets (see {@link #serverEnvironment}) are all free too, below 32 768:
-   * the server stores its membership port in a PostgreSQL smallint (a higher one stops it at start),
-   * and that range is also below Linux's ephemeral ports.
+   * A frontend port whose offsets (see {@link #serverEnvironment}) are all free and held too, below
+   * 32 768: the server stores its membership port in a PostgreSQL smallint (a higher one stops it
+   * at start), and that range is also below Linux's ephemeral ports.
    */
-  private static int freeServerPorts() throws IOException {
-    for (int attempt = 0; attempt < 50; attempt++) {
-      int base = 20000 + new SecureRandom().nextInt(12000);
-      boolean free = true;
-      for (int offset : new int[] {0, 1, 2, 6, 10, 20, 21, 22, 26, 30}) {
-        try (ServerSocket s = new ServerSocket(base + offset, 0, java.net.InetAddress.getLoopbackAddress())) {
-          // free
-        } catch (IOException taken) {
-          free = false;
-          break;
-        }
-      }
-      if (free) return base;
-    }
-    throw new IOException("no free range of ports for the Temporal server");
+  private int freeServerPorts() throws IOException {
+    int[] offsets = {0, 1, 2, 6, 10, 20, 21, 22, 26, 30};
+    int base = LocalPorts.shared().reserveBlock(offsets);
+    for (int offset : offsets) reserved.add(base + offset);
+    return base;
   }
 }

@@ -267,10 +267,7 @@ class ReplayGateTest {
    */
   @Test
   void commandOnTheEngineExitsOneNamingTheWorkflowAChangeBreaks() throws Exception {
-    int port;
-    try (java.net.ServerSocket s = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
-      port = s.getLocalPort();
-    }
+    int port = io.flashsale.devstack.LocalPorts.shared().reserve(); // held for this JVM: bound below
     String target = "127.0.0.1:" + port;
     try (var server = io.temporal.testserver.TestServer.createPortBoundServer(port);
         TestWorkflowEnvironment env = TestWorkflowEnvironment.newInstance(
