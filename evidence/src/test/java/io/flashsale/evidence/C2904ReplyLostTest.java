@@ -7,14 +7,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * C29-04: the channel charges but its reply is lost (delayed past the 300 ms timeout). The order
+ * C29-04: the channel charges but its reply is lost (delayed past the short channel deadline). The order
  * goes UNKNOWN, not FAILED, keeps its unit, shows as pending in reconciliation, and converges to
  * PAID by the workflow's first query (2 s later here). The held callback then arrives as a duplicate.
  */
 @Tag("fast") // in ./flashsale test --fast
 class C2904ReplyLostTest {
   // first query 2 s after UNKNOWN (default 1 s): room for the "before convergence" reconcile on a busy machine
-  // the charge must time out (a reply delayed 1.2 s): the short channel deadline, not the stack's 5 s
+  // the charge must time out (a reply delayed past it): the short channel deadline, not the stack's 5 s
   @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline().with("orders.unknownFirstQuery", "2s");
   @RegisterExtension static final Evidence ev = new Evidence("C29-04", "reply lost → UNKNOWN → query → PAID");
 
@@ -23,7 +23,7 @@ class C2904ReplyLostTest {
     stack.sku("sku-c2904", 5, 3);
     HttpJson buyer = stack.api.login("t1", "user-0042");
     String orderId = Buyers.create(buyer, "c2904", "sku-c2904", 1).text("order_id");
-    Buyers.fault(stack.channel, orderId, Map.of("reply_delay_ms", 1200, "hold_callbacks", true));
+    Buyers.fault(stack.channel, orderId, Map.of("reply_delay_ms", Stack.LATE_REPLY_MS, "hold_callbacks", true));
 
     HttpJson.Reply pay = Buyers.pay(buyer, orderId);
     ev.equal(200, pay.status(), "pay answers 200");

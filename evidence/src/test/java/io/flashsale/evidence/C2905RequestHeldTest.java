@@ -7,7 +7,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * C29-05: the charge request is held in transit for 6 s. The order goes UNKNOWN at 300 ms;
+ * C29-05: the charge request is held in transit for 6 s. The order goes UNKNOWN at the short channel deadline (1 s);
  * the query 1 s later finds NOT_FOUND, which is not "not charged": the workflow closes first and
  * acts on the close (CLOSED → FAILED + release). The late request is refused at the channel and
  * never reaches the ledger; a later charge of the same order is refused too.
@@ -16,8 +16,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class C2905RequestHeldTest {
   /**
    * How long the channel stub holds the charge request before it takes effect, counted from when
-   * the request reaches the stub. The close comes ~1.3 s after pay on an idle machine (300 ms
-   * charge timeout, then the first query 1 s after UNKNOWN, then the close), so the workflow may
+   * the request reaches the stub. The close comes ~2 s after pay on an idle machine (1 s
+   * charge deadline, then the first query 1 s after UNKNOWN, then the close), so the workflow may
    * run 4.5 s late before the request could land first: far more than a loaded 2-core machine
    * delays a timer and two activities. The test does not rely on it silently: it checks that
    * FAILED was reached before the request could land (a lost race fails with that message, not a

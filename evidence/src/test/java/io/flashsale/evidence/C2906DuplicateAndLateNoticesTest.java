@@ -22,7 +22,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 // skips the clock past long timers (60 s and more): time skipping exists only in the in-memory engine
 @org.junit.jupiter.api.Tag("in-memory-only")
 class C2906DuplicateAndLateNoticesTest {
-  // the charge must time out (a reply delayed 1.2 s): the short channel deadline, not the stack's 5 s
+  // the charge must time out (a reply delayed past it): the short channel deadline, not the stack's 5 s
   @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline().with("orders.unknownFirstQuery", "2m");
   @RegisterExtension static final Evidence ev = new Evidence("C29-06", "16 identical callbacks; reversed late notices");
 
@@ -32,7 +32,7 @@ class C2906DuplicateAndLateNoticesTest {
     stack.sku("sku-c2906-a", 5, 3);
     HttpJson alice = stack.api.login("t1", "user-0601");
     String a = Buyers.create(alice, "c2906-a", "sku-c2906-a", 1).text("order_id");
-    Buyers.fault(stack.channel, a, Map.of("reply_delay_ms", 1200, "hold_callbacks", true));
+    Buyers.fault(stack.channel, a, Map.of("reply_delay_ms", Stack.LATE_REPLY_MS, "hold_callbacks", true));
     ev.equal("UNKNOWN", Buyers.pay(alice, a).text("status"), "order A is UNKNOWN (reply lost)");
     String txn = stack.channel.get("/charges/" + a).text("txn");
     Map<String, Object> notice = Map.of("notify_id", "ntf-c2906", "merchant_order", a, "kind", "CHARGED",
@@ -69,7 +69,7 @@ class C2906DuplicateAndLateNoticesTest {
     HttpJson bob = stack.api.login("t1", "user-0602");
     HttpJson carol = stack.api.login("t1", "user-0603");
     String b = Buyers.create(bob, "c2906-b", "sku-c2906-b", 1).text("order_id");
-    Buyers.fault(stack.channel, b, Map.of("reply_delay_ms", 1200, "hold_callbacks", true));
+    Buyers.fault(stack.channel, b, Map.of("reply_delay_ms", Stack.LATE_REPLY_MS, "hold_callbacks", true));
     ev.equal("UNKNOWN", Buyers.pay(bob, b).text("status"), "order B is UNKNOWN (reply lost)");
     stack.skip(Duration.ofSeconds(61));
     stack.awaitTrue(() -> "RELEASED".equals(stack.sql.text(

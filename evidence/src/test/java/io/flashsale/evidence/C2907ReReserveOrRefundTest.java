@@ -19,7 +19,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @org.junit.jupiter.api.Tag("in-memory-only")
 @Tag("fast") // in ./flashsale test --fast
 class C2907ReReserveOrRefundTest {
-  // the charge must time out (a reply delayed 1.2 s): the short channel deadline, not the stack's 5 s
+  // the charge must time out (a reply delayed past it): the short channel deadline, not the stack's 5 s
   @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline().with("orders.unknownFirstQuery", "5m");
   @RegisterExtension static final Evidence ev = new Evidence("C29-07", "re-reserve /r2 or refund, one refund in the ledger");
 
@@ -33,9 +33,9 @@ class C2907ReReserveOrRefundTest {
     HttpJson carol = stack.api.login("t1", "user-0703");
     String a = Buyers.create(alice, "c2907-a", SKU, 1).text("order_id");
     String b = Buyers.create(bob, "c2907-b", SKU, 1).text("order_id");
-    Buyers.fault(stack.channel, a, Map.of("reply_delay_ms", 1200, "hold_callbacks", true));
-    Buyers.fault(stack.channel, b, Map.of("reply_delay_ms", 1200, "hold_callbacks", true,
-        "first_refund_reply_delay_ms", 1000));
+    Buyers.fault(stack.channel, a, Map.of("reply_delay_ms", Stack.LATE_REPLY_MS, "hold_callbacks", true));
+    Buyers.fault(stack.channel, b, Map.of("reply_delay_ms", Stack.LATE_REPLY_MS, "hold_callbacks", true,
+        "first_refund_reply_delay_ms", Stack.LATE_REPLY_MS));
     ev.equal("UNKNOWN", Buyers.pay(alice, a).text("status"), "A UNKNOWN");
     ev.equal("UNKNOWN", Buyers.pay(bob, b).text("status"), "B UNKNOWN");
 

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 // skips the clock to just before the 60 s reservation TTL: time skipping exists only in the in-memory engine
 @org.junit.jupiter.api.Tag("in-memory-only")
 class C2908ExpiryStormTest {
-  // the charge must time out (a reply delayed 1.2 s): the short channel deadline, not the stack's 5 s
+  // the charge must time out (a reply delayed past it): the short channel deadline, not the stack's 5 s
   @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline().with("orders.unknownFirstQuery", "5m");
   @RegisterExtension static final Evidence ev = new Evidence("C29-08", "20 expired UNKNOWN + 20 callbacks + 10 new buyers");
 
@@ -55,7 +55,7 @@ class C2908ExpiryStormTest {
       HttpJson buyer = originalBuyers.get(i);
       String id = Buyers.create(buyer, "c2908-" + i, SKU, 1).text("order_id");
       started.add(pool.submit(() -> {
-        Buyers.fault(stack.channel, id, Map.of("reply_delay_ms", 1200, "hold_callbacks", true));
+        Buyers.fault(stack.channel, id, Map.of("reply_delay_ms", Stack.LATE_REPLY_MS, "hold_callbacks", true));
         return id + " " + Buyers.pay(buyer, id).text("status");
       }));
       Thread.sleep(Math.max(0, next - System.currentTimeMillis()));

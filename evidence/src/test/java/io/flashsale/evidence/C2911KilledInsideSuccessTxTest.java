@@ -24,12 +24,12 @@ class C2911KilledInsideSuccessTxTest {
   void killedInsideSuccessTransaction() throws Exception {
     stack.sku("sku-c2911", 5, 3);
     String id;
-    // the charge must time out in this worker (a reply delayed 1.2 s): the short channel deadline
+    // the charge must time out in this worker (a reply delayed past it): the short channel deadline
     try (ChildJvm first = ChildJvm.start("c2911-worker-1", stack.workerProperties(Stack.SHORT_CHANNEL_TIMEOUT_MS), "worker", "embedded.yml")) {
       first.awaitLog("worker polling", 60_000);
       HttpJson buyer = stack.api.login("t1", "user-1101");
       id = Buyers.create(buyer, "c2911", "sku-c2911", 1).text("order_id");
-      Buyers.fault(stack.channel, id, Map.of("reply_delay_ms", 1_200, "hold_callbacks", true));
+      Buyers.fault(stack.channel, id, Map.of("reply_delay_ms", Stack.LATE_REPLY_MS, "hold_callbacks", true));
       ev.equal("UNKNOWN", Buyers.pay(buyer, id).text("status"), "order UNKNOWN");
 
       // hold the outbox: the success transaction will stop at its event insert, before commit

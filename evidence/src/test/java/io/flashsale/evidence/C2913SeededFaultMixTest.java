@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * C29-13: the seed's 24-order fault mix: 3 declined, 4 replies lost, 3 requests held (800 ms or
+ * C29-13: the seed's 24-order fault mix: 3 declined, 4 replies lost, 3 requests held (2 s or
  * 10 s), 3 never paid, 6 expiring while UNKNOWN (2 of them with a first refund reply lost), 5
  * normal; every callback sent 1–3 times with 0–300 ms delay. The 12 buyers who found it sold out
  * come back with new keys while the orders converge by their first query; the callbacks held for
@@ -26,10 +26,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * which held callbacks are released) is drawn from the seed on the test thread before anything
  * runs, and printed, so a seed always gives the same plan. Two plans run one after the other on
  * one stack: seed 29, the source's, whose three holds all draw 10 s; and seed 13, whose holds
- * draw 800 ms twice, the branch seed 29 never reaches.
+ * draw 2 s twice, the branch seed 29 never reaches.
  *
  * <p>Asserted, because no scheduling changes them: a declined order ends FAILED, an unpaid one
- * CANCELLED, a normal one PAID; a lost reply and an 800 ms hold end PAID (the test waits for
+ * CANCELLED, a normal one PAID; a lost reply and a 2 s hold end PAID (the test waits for
  * them before it skips the clock: the request lands, or the callback arrives, long before the
  * first query at 90 s); every order ships at most once, and exactly the PAID ones ship (the
  * fulfillment consumer's own table); the last reconcile line is clean. Printed, because they
@@ -39,10 +39,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 // skips the clock past long timers (60 s and more): time skipping exists only in the in-memory engine
 @org.junit.jupiter.api.Tag("in-memory-only")
 class C2913SeededFaultMixTest {
-  // lost replies (1.2 s) and held requests (800 ms, 10 s) must time out: the short channel deadline
+  // lost replies and held requests (2 s, 10 s) must time out: the short channel deadline
   @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline().with("orders.unknownFirstQuery", "90s");
   @RegisterExtension static final Evidence ev = new Evidence("C29-13", "24-order seeded fault mix with late buyers");
 
+  /** A held request that lands after the short channel deadline, long before the first query. */
+  private static final int SHORT_HOLD_MS = 2_000;
   private static final int STOCK = 24;
   private static final int BUYERS = 36;
 
@@ -54,16 +56,16 @@ class C2913SeededFaultMixTest {
       rule.put("callback_delay_ms", delayMs);
       switch (kind) {
         case "DECLINE" -> rule.put("decline", true);
-        case "REPLY_LOST" -> rule.put("reply_delay_ms", 1200);
+        case "REPLY_LOST" -> rule.put("reply_delay_ms", Stack.LATE_REPLY_MS);
         case "HELD" -> rule.put("hold_request_ms", holdMs);
         case "EXPIRE_UNKNOWN" -> {
-          rule.put("reply_delay_ms", 1200);
+          rule.put("reply_delay_ms", Stack.LATE_REPLY_MS);
           rule.put("hold_callbacks", true);
         }
         case "EXPIRE_UNKNOWN_REFUND_SLOW" -> {
-          rule.put("reply_delay_ms", 1200);
+          rule.put("reply_delay_ms", Stack.LATE_REPLY_MS);
           rule.put("hold_callbacks", true);
-          rule.put("first_refund_reply_delay_ms", 1000);
+          rule.put("first_refund_reply_delay_ms", Stack.LATE_REPLY_MS);
         }
         default -> { }
       }
@@ -105,7 +107,7 @@ class C2913SeededFaultMixTest {
     for (String kind : kinds) {
       int copies = 1 + rnd.nextInt(3);
       int delay = rnd.nextInt(301);
-      int hold = kind.equals("HELD") ? (rnd.nextBoolean() ? 800 : 10_000) : 0;
+      int hold = kind.equals("HELD") ? (rnd.nextBoolean() ? SHORT_HOLD_MS : 10_000) : 0;
       faults.add(new Fault(kind, copies, delay, hold));
     }
     List<Integer> held = new ArrayList<>();
@@ -164,10 +166,10 @@ class C2913SeededFaultMixTest {
     Map<String, Integer> payAnswers = new TreeMap<>();
     for (Future<String> f : pays) payAnswers.merge(f.get(), 1, Integer::sum);
     ev.note(tag + "pay answers " + payAnswers);
-    // lost replies' callbacks and 800 ms holds land in real time, long before the first query (90 s)
+    // lost replies' callbacks and 2 s holds land in real time, long before the first query (90 s)
     for (Map.Entry<String, Fault> e : faultOf.entrySet()) {
       Fault f = e.getValue();
-      if (f.kind().equals("REPLY_LOST") || f.kind().equals("NORMAL") || (f.kind().equals("HELD") && f.holdMs() == 800)) {
+      if (f.kind().equals("REPLY_LOST") || f.kind().equals("NORMAL") || (f.kind().equals("HELD") && f.holdMs() == SHORT_HOLD_MS)) {
         stack.awaitStatus(e.getKey(), "PAID", 15_000);
       }
     }
@@ -218,7 +220,7 @@ class C2913SeededFaultMixTest {
         case "DECLINE" -> "FAILED";
         case "NO_PAY" -> "CANCELLED";
         case "NORMAL", "REPLY_LOST" -> "PAID";
-        case "HELD" -> f.holdMs() == 800 ? "PAID" : null;
+        case "HELD" -> f.holdMs() == SHORT_HOLD_MS ? "PAID" : null;
         default -> null; // expiries and 10 s holds: scheduling
       };
       if (expected != null) ev.equal(expected, finalOf.get(id), tag + id + " " + f.label() + " → " + expected);

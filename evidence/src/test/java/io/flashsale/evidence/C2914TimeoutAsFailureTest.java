@@ -13,7 +13,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * channel_net ≠ paid_sum). With the safeguard back on, the held success notice compensates.
  */
 class C2914TimeoutAsFailureTest {
-  // the charge must time out (a reply delayed 1.2 s): the short channel deadline, not the stack's 5 s
+  // the charge must time out (a reply delayed past it): the short channel deadline, not the stack's 5 s
   @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline();
   @RegisterExtension static final NegativeControl restore = new NegativeControl(stack);
   @RegisterExtension static final Evidence ev = new Evidence("C29-14", "negative control: timeout treated as failure");
@@ -24,7 +24,7 @@ class C2914TimeoutAsFailureTest {
     HttpJson a = stack.api.login("t1", "user-1401");
     HttpJson b = stack.api.login("t1", "user-1402");
     String first = Buyers.create(a, "c2914-a", "sku-c2914", 1).text("order_id");
-    Buyers.fault(stack.channel, first, Map.of("reply_delay_ms", 1200, "hold_callbacks", true));
+    Buyers.fault(stack.channel, first, Map.of("reply_delay_ms", Stack.LATE_REPLY_MS, "hold_callbacks", true));
     stack.wiring.safeguards().switchOff(Safeguards.Safeguard.TIMEOUT_IS_UNKNOWN);
     ev.equal("FAILED", Buyers.pay(a, first).text("status"), "switch off: the lost reply fails the order");
     stack.wiring.safeguards().restore();

@@ -15,7 +15,7 @@ class C2915NotFoundWithoutCloseTest {
   /**
    * How long the channel stub holds the charge request before it takes effect, counted from when
    * the request reaches the stub. With the close switched off the order fails on the first
-   * query's NOT_FOUND, ~1.3 s after pay on an idle machine (300 ms charge timeout, then the query
+   * query's NOT_FOUND, ~2 s after pay on an idle machine (1 s charge deadline, then the query
    * 1 s after UNKNOWN), so the workflow may run 4.5 s late before the request could land first
    * (the query would then find CHARGED and the control would show nothing): far more than a
    * loaded 2-core machine delays a timer and an activity. The test checks that FAILED came before

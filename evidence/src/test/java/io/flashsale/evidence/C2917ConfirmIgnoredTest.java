@@ -17,7 +17,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 // skips the clock past long timers (60 s and more): time skipping exists only in the in-memory engine
 @org.junit.jupiter.api.Tag("in-memory-only")
 class C2917ConfirmIgnoredTest {
-  // the charge must time out (a reply delayed 1.2 s): the short channel deadline, not the stack's 5 s
+  // the charge must time out (a reply delayed past it): the short channel deadline, not the stack's 5 s
   @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline().with("orders.unknownFirstQuery", "5m");
   @RegisterExtension static final NegativeControl restore = new NegativeControl(stack);
   @RegisterExtension static final Evidence ev = new Evidence("C29-17", "negative control: confirm result ignored");
@@ -31,7 +31,7 @@ class C2917ConfirmIgnoredTest {
     for (int i = 0; i < 10; i++) {
       HttpJson buyer = stack.api.login("t1", String.format("user-17%02d", i));
       String id = Buyers.create(buyer, "c2917-" + i, SKU, 1).text("order_id");
-      Buyers.fault(stack.channel, id, Map.of("reply_delay_ms", 1200, "hold_callbacks", true));
+      Buyers.fault(stack.channel, id, Map.of("reply_delay_ms", Stack.LATE_REPLY_MS, "hold_callbacks", true));
       Buyers.pay(buyer, id);
       originals.add(id);
     }

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Tag("in-memory-only")
 class Rc02OrphanRepairTest {
-  // the charge must time out (a reply delayed 1.2 s): the short channel deadline, not the stack's 5 s
+  // the charge must time out (a reply delayed past it): the short channel deadline, not the stack's 5 s
   @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline().with("orders.unknownFirstQuery", "2m");
   @RegisterExtension static final Evidence ev = new Evidence("RC-02", "orphans after an engine restart are repaired");
 
@@ -27,7 +27,7 @@ class Rc02OrphanRepairTest {
     String paid = Buyers.create(buyer, "rc02-b", "sku-rc02", 1).text("order_id");
     String unknown = Buyers.create(buyer, "rc02-c", "sku-rc02", 1).text("order_id");
     ev.equal("PAID", Buyers.pay(buyer, paid).text("status"), "one order PAID");
-    Buyers.fault(stack.channel, unknown, Map.of("reply_delay_ms", 1_200, "hold_callbacks", true));
+    Buyers.fault(stack.channel, unknown, Map.of("reply_delay_ms", Stack.LATE_REPLY_MS, "hold_callbacks", true));
     ev.equal("UNKNOWN", Buyers.pay(buyer, unknown).text("status"), "one order UNKNOWN");
     stack.stop();
     ev.note("STAGE stopped; the in-memory engine forgets every workflow");

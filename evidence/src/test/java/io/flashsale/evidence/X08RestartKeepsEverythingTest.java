@@ -15,7 +15,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Tag("dev-server-only")
 class X08RestartKeepsEverythingTest {
-  // the charge must time out (a reply delayed 1.2 s): the short channel deadline, not the stack's 5 s
+  // the charge must time out (a reply delayed past it): the short channel deadline, not the stack's 5 s
   @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline()
       .with("temporal.devServerDbFile", "") // the default: <dataDir>/temporal.db
       .with("orders.reservationTtl", "25s")
@@ -30,7 +30,7 @@ class X08RestartKeepsEverythingTest {
     String paid = Buyers.create(buyer, "x08-b", "sku-x08", 1).text("order_id");
     String unknown = Buyers.create(buyer, "x08-c", "sku-x08", 1).text("order_id");
     ev.equal("PAID", Buyers.pay(buyer, paid).text("status"), "one order PAID before the restart");
-    Buyers.fault(stack.channel, unknown, Map.of("reply_delay_ms", 1200, "hold_callbacks", true));
+    Buyers.fault(stack.channel, unknown, Map.of("reply_delay_ms", Stack.LATE_REPLY_MS, "hold_callbacks", true));
     ev.equal("UNKNOWN", Buyers.pay(buyer, unknown).text("status"), "one order UNKNOWN before the restart");
 
     String rowsBefore = rows();

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Tag("dev-server-only")
 class X09CliSignalTest {
-  // the charge must time out (a reply delayed 1.2 s): the short channel deadline, not the stack's 5 s
+  // the charge must time out (a reply delayed past it): the short channel deadline, not the stack's 5 s
   @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline().with("orders.unknownFirstQuery", "10m");
   @RegisterExtension static final Evidence ev = new Evidence("X-09", "temporal CLI signal: UNKNOWN → PAID, duplicate, rejected");
 
@@ -25,7 +25,7 @@ class X09CliSignalTest {
     HttpJson buyer = stack.api.login("t1", "user-0901");
     String orderId = Buyers.create(buyer, "x09", "sku-x09", 1).text("order_id");
     String other = Buyers.create(buyer, "x09-other", "sku-x09", 1).text("order_id");
-    Buyers.fault(stack.channel, orderId, Map.of("reply_delay_ms", 1200, "hold_callbacks", true));
+    Buyers.fault(stack.channel, orderId, Map.of("reply_delay_ms", Stack.LATE_REPLY_MS, "hold_callbacks", true));
     ev.equal("UNKNOWN", Buyers.pay(buyer, orderId).text("status"), "a lost reply leaves the order UNKNOWN");
     String workflowId = stack.sql.text("SELECT workflow_id FROM orders WHERE order_id = ?", orderId);
     String txn = stack.channel.get("/charges/" + orderId).text("txn");

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Tag("dev-server-only")
 class X10WebUiTest {
-  // the charge must time out (a reply delayed 1.2 s): the short channel deadline, not the stack's 5 s
+  // the charge must time out (a reply delayed past it): the short channel deadline, not the stack's 5 s
   @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline().with("orders.unknownFirstQuery", "10m");
   @RegisterExtension static final Evidence ev = new Evidence("X-10", "Web UI in headless Chromium: find the UNKNOWN order");
 
@@ -57,7 +57,7 @@ class X10WebUiTest {
     String paid = Buyers.create(payer, "x10-paid", SKU, 1).text("order_id");
     ev.equal("PAID", Buyers.pay(payer, paid).text("status"), "first order paid: PAID");
     String unknown = Buyers.create(waiter, "x10-unknown", SKU, 1).text("order_id");
-    Buyers.fault(stack.channel, unknown, Map.of("reply_delay_ms", 1200, "hold_callbacks", true));
+    Buyers.fault(stack.channel, unknown, Map.of("reply_delay_ms", Stack.LATE_REPLY_MS, "hold_callbacks", true));
     ev.equal("UNKNOWN", Buyers.pay(waiter, unknown).text("status"), "second order: a lost reply leaves it UNKNOWN");
     String created = Buyers.create(idler, "x10-created", SKU, 1).text("order_id");
     ev.equal("CREATED", stack.sql.text("SELECT status FROM orders WHERE order_id = ?", created), "third order CREATED");

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * and a CREATED order left alone expires.
  */
 class X19WorkflowCancelTest {
-  // the charge must time out (a reply delayed 1.2 s): the short channel deadline, not the stack's 5 s
+  // the charge must time out (a reply delayed past it): the short channel deadline, not the stack's 5 s
   @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline()
       .with("orders.reservationTtl", "20s")
       .with("orders.unknownFirstQuery", "5s");
@@ -77,7 +77,7 @@ class X19WorkflowCancelTest {
     // 2. UNKNOWN: the charge happened, its reply was lost
     HttpJson bob = stack.api.login("t1", "user-1902");
     String b = Buyers.create(bob, "x19-b", SKU, 1).text("order_id");
-    Buyers.fault(stack.channel, b, Map.of("reply_delay_ms", 1200, "hold_callbacks", true));
+    Buyers.fault(stack.channel, b, Map.of("reply_delay_ms", Stack.LATE_REPLY_MS, "hold_callbacks", true));
     ev.equal("UNKNOWN", Buyers.pay(bob, b).text("status"), "B is UNKNOWN (reply lost)");
     cancelRun(workflowId(b));
     Thread.sleep(1_000);

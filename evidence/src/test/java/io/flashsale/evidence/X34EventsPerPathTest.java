@@ -31,7 +31,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Tag("dev-server-only")
 class X34EventsPerPathTest {
-  // the UNKNOWN paths need the charge to time out (a reply delayed 1.2 s, a request held 6 s): the
+  // the UNKNOWN paths need the charge to time out (a reply delayed past it, a request held 6 s): the
   // short channel deadline, the service's own default
   @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline()
       .with("orders.lateNoticeWindow", "2s").with("orders.reservationTtl", "5s");
@@ -97,7 +97,7 @@ class X34EventsPerPathTest {
     ended("cancelled", cancelled, "CANCELLED");
 
     String queried = Buyers.create(buyer, "x34-unknown-query-paid", SKU, 1).text("order_id");
-    Buyers.fault(stack.channel, queried, Map.of("reply_delay_ms", 1200, "hold_callbacks", true));
+    Buyers.fault(stack.channel, queried, Map.of("reply_delay_ms", Stack.LATE_REPLY_MS, "hold_callbacks", true));
     ev.equal("UNKNOWN", Buyers.pay(buyer, queried).text("status"), "unknown-query-paid: the pay answers UNKNOWN");
     ended("unknown-query-paid", queried, "PAID");
     ev.equal("[-->CREATED v1 create] [CREATED->PAYING v2 pay] [PAYING->UNKNOWN v3 charge timeout] [UNKNOWN->PAID v4 query]",

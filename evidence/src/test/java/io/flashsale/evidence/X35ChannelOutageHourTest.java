@@ -13,7 +13,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * X-35: an hour of channel outage for an UNKNOWN order, on the time-skipping engine with the
  * service's default order settings (issue 37 items 2 and 3; docs/DESIGN.md §Every order ends).
- * One order's charge lands at the channel but its reply comes after the 300 ms channel timeout:
+ * One order's charge lands at the channel but its reply comes after the short channel deadline:
  * the pay answers UNKNOWN. Right then the channel goes away ({@link ChannelOutage}: the stub is
  * stopped, its port refuses connections, so every query fails at once and holds no clock), and
  * one simulated hour passes in 5-minute steps. The order converges in rounds at the channel, one
