@@ -37,7 +37,7 @@ class C2911KilledInsideSuccessTxTest {
         lock.setAutoCommit(false);
         lock.createStatement().execute("LOCK TABLE outbox IN SHARE MODE");
         stack.channel.post("/_callbacks/release", Map.of("merchant_order", id, "order", "fifo"));
-        stack.awaitBlockedOnLock("INSERT INTO outbox", 15_000);
+        stack.awaitBlockedOnLock("INSERT INTO outbox", 45_000); // a deadline for the notice to reach the worker, not a speed bound
         ev.note("STAGE success transaction open: confirm + PAID + transition written, outbox insert waiting");
         ev.equal("UNKNOWN", stack.sql.text("SELECT status FROM orders WHERE order_id = ?", id),
             "other sessions still see UNKNOWN");

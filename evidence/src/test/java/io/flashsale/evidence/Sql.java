@@ -16,8 +16,32 @@ public final class Sql {
     this.db = db;
   }
 
+  /**
+   * A read on the service's pool. A pooled connection whose server went away (an experiment that
+   * kills PostgreSQL: SQLState 08xxx, 57Pxx) fails once when next used; the read is tried again on
+   * another for up to 10 s, as the service's own steps are. Any other error is the experiment's.
+   */
+  private <T> T read(Database.TxWork<T> work) {
+    long deadline = System.currentTimeMillis() + 10_000;
+    while (true) {
+      try {
+        return db.read(work);
+      } catch (Database.DatabaseException e) {
+        String state = e.sqlState();
+        boolean connectionLost = state != null && (state.startsWith("08") || state.startsWith("57P"));
+        if (!connectionLost || System.currentTimeMillis() > deadline) throw e;
+        try {
+          Thread.sleep(200);
+        } catch (InterruptedException interrupted) {
+          Thread.currentThread().interrupt();
+          throw e;
+        }
+      }
+    }
+  }
+
   public long count(String sql, Object... args) {
-    return db.read(c -> {
+    return read(c -> {
       try (PreparedStatement ps = c.prepareStatement(sql)) {
         bind(ps, args);
         try (ResultSet rs = ps.executeQuery()) {
@@ -29,7 +53,7 @@ public final class Sql {
   }
 
   public String text(String sql, Object... args) {
-    return db.read(c -> {
+    return read(c -> {
       try (PreparedStatement ps = c.prepareStatement(sql)) {
         bind(ps, args);
         try (ResultSet rs = ps.executeQuery()) {
@@ -40,7 +64,7 @@ public final class Sql {
   }
 
   public List<String> column(String sql, Object... args) {
-    return db.read(c -> {
+    return read(c -> {
       try (PreparedStatement ps = c.prepareStatement(sql)) {
         bind(ps, args);
         List<String> out = new ArrayList<>();
