@@ -58,7 +58,9 @@ class C2916NoPreconditionTest {
         "notify_url", "http://127.0.0.1:" + stack.wiring.apiPort() + "/callbacks/payment"));
     stack.awaitStatus(id, "REFUNDED", 20_000);
     ev.note("timeline " + id + ": " + stack.sql.timeline(id));
-    ev.check(stack.reconcileSummary().contains(" mismatches=0 "), "clean before the switch");
+    String before = stack.reconcileSummary();
+    ev.note("before the switch: " + before);
+    ev.check(before.contains(" mismatches=0 "), "clean before the switch");
 
     stack.wiring.safeguards().switchOff(Safeguards.Safeguard.TRANSITION_PRECONDITION);
     String txn = stack.channel.get("/charges/" + id).text("txn");

@@ -38,7 +38,7 @@ class X13CrashRestartTest {
     props.put("dw.temporal.uiPort", "0");
     props.put("dw.channel.embeddedPort", String.valueOf(Stack.freePortForChild()));
     props.put("dw.consumer.port", String.valueOf(Stack.freePortForChild()));
-    props.put("dw.orders.reservationTtl", "20s");
+    props.put("dw.orders.reservationTtl", "30s");
     // the crash is the point here, not a slow charge: the stacks' channel deadline (a child's own
     // default would be the service's 300 ms), so a loaded machine does not turn the pay UNKNOWN
     props.put("dw.channel.timeout", Stack.CHANNEL_TIMEOUT);
@@ -86,7 +86,12 @@ class X13CrashRestartTest {
       ev.check(!ProcessHandle.of(devServerPid).map(ProcessHandle::isAlive).orElse(false), "the old dev server is gone");
       HttpJson buyer = apiClient.login("t1", "user-1301");
       ev.equal("PAID", buyer.get("/orders/" + paid).text("status"), "the PAID order is still there");
-      ev.equal("CREATED", buyer.get("/orders/" + created).text("status"), "the CREATED order is still there");
+      // a restart slower than the TTL on a loaded machine finds it expired already: its run survived either way
+      HttpJson.Reply afterRestart = buyer.get("/orders/" + created);
+      ev.note("the CREATED order after the restart: " + afterRestart.text("status") + " " + afterRestart.raw());
+      ev.check(afterRestart.text("status").equals("CREATED")
+              || afterRestart.text("status").equals("CANCELLED") && afterRestart.raw().contains("reservation expired"),
+          "the CREATED order is still there (or already expired by its own run)");
       ev.check(!second.logContains("had no running workflow"), "no order needed repair: the workflows survived");
       long deadline = System.currentTimeMillis() + 60_000;
       while (!"CANCELLED".equals(buyer.get("/orders/" + created).text("status")) && System.currentTimeMillis() < deadline) {
