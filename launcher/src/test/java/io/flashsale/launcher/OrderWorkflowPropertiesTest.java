@@ -72,9 +72,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * order the channel charged is PAID or refunded (REFUNDED with one refund), no order was charged
  * or refunded twice, nothing PAID or REFUNDED without money, and reconciliation is clean.
  *
- * <p>Sequences are generated from a seed ({@code -Dpbt.seed}, default fixed; {@code
- * -Dpbt.tries}, default 50), each on its own SKU and buyers. A failing sequence is shrunk by
- * dropping steps while it still fails, and reported with its seed and steps.
+ * <p>Sequences are generated from a seed, a new one each run unless {@code -Dpbt.seed} names it
+ * (printed, with the command that replays a failing sequence; {@code -Dpbt.tries}, default
+ * {@value #DEFAULT_TRIES}), each on its own SKU and buyers. A failing sequence is shrunk by dropping
+ * steps while it still fails, and reported with its seed and steps.
  * {@code -Dpbt.switchOff=<Safeguard>} runs with one safeguard off, to see the properties fail.
  *
  * <p>Its record (notes, RESULT PASS|FAIL, the run and commit) goes to target/evidence/PBT-01@embedded.txt,
@@ -85,8 +86,16 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class OrderWorkflowPropertiesTest {
   /** The id summary.sh finds in the sources: this class writes its own record. */
   private static final String EVIDENCE_ID = "PBT-01";
-  private static final int TRIES = Integer.getInteger("pbt.tries", 50);
-  private static final long SEED = Long.getLong("pbt.seed", 20_261_130L);
+  static final int DEFAULT_TRIES = 50;
+  private static final int TRIES = Integer.getInteger("pbt.tries", DEFAULT_TRIES);
+  /** A new seed each run unless named; sequence i has seed SEED + i. */
+  private static final long SEED = System.getProperty("pbt.seed", "").isBlank()
+      ? java.util.concurrent.ThreadLocalRandom.current().nextLong(1, 1_000_000_000_000L)
+      : Long.parseLong(System.getProperty("pbt.seed").strip());
+  private static final String SEED_KIND = System.getProperty("pbt.seed", "").isBlank() ? "new this run" : "given";
+  /** The command that runs this test alone; a failure prints it with the properties that replay it. */
+  private static final String RERUN = "mvn -B -pl launcher -am verify -Dtest=OrderWorkflowPropertiesTest"
+      + " -Dsurefire.failIfNoSpecifiedTests=false";
   private static final String TENANT = "t1";
   private static final long UNIT_PRICE = 1990;
   private static final int PER_USER_LIMIT = 3;
@@ -174,6 +183,7 @@ class OrderWorkflowPropertiesTest {
     post("/_faults", Map.of("hold_callbacks", true));
     channel = new HttpPaymentChannel(stub.baseUrl(), notifyUrl, Duration.ofMillis(CHANNEL_TIMEOUT_MS), MERCHANT_KEY);
 
+    System.out.println("PBT-01 seed " + SEED + " (" + SEED_KIND + "; -Dpbt.seed=" + SEED + " draws the same sequences)");
     if (!SWITCHED_OFF.isEmpty()) {
       safeguards.switchOff(Safeguards.Safeguard.valueOf(SWITCHED_OFF));
       System.out.println("PBT-01 runs with the safeguard " + SWITCHED_OFF + " switched OFF: the properties should fail");
@@ -216,6 +226,7 @@ class OrderWorkflowPropertiesTest {
     Map<String, Integer> kinds = new TreeMap<>();
     Map<String, Integer> finals = new TreeMap<>();
     int steps = 0;
+    record.add("note seed " + SEED + " (" + SEED_KIND + "): sequence i has seed " + SEED + " + i");
     for (int i = 0; i < TRIES; i++) {
       long seed = SEED + i;
       Random rnd = new Random(seed);
@@ -227,9 +238,9 @@ class OrderWorkflowPropertiesTest {
       } catch (Exception | AssertionError e) {
         checksFailed.incrementAndGet();
         Run smallest = shrink(units, sequence, run);
-        String broke = "sequence " + i + " (seed " + seed + ", rerun with -Dpbt.seed=" + seed + " -Dpbt.tries=1, "
-            + units + " units) broke a property: " + e;
-        record.add("FAIL " + broke);
+        String broke = "sequence " + i + " (seed " + seed + ", " + units + " units) broke a property: " + e
+            + "\n  rerun: " + rerun(seed, SWITCHED_OFF.isEmpty() ? null : SWITCHED_OFF);
+        record.add("FAIL " + broke.replace("\n  ", "; "));
         record.add("note its steps: " + run.log);
         record.add("note shrunk to " + smallest.log.size() + " of " + sequence.size() + " steps, failing with: "
             + smallest.failure + ": " + smallest.log);
@@ -249,6 +260,11 @@ class OrderWorkflowPropertiesTest {
         + "; transitions " + histogram("SELECT coalesce(from_status, '-') || '->' || to_status FROM order_transition");
     record.add("note " + figures);
     System.out.println("PBT-01 " + figures);
+  }
+
+  /** The command that replays one sequence (the seed, one try; the safeguard off if any). */
+  private static String rerun(long seed, String off) {
+    return RERUN + " -Dpbt.seed=" + seed + " -Dpbt.tries=1" + (off == null ? "" : " -Dpbt.switchOff=" + off);
   }
 
   // ---- generation
@@ -682,7 +698,8 @@ class OrderWorkflowPropertiesTest {
   // ---- the record, in the format of the evidence module's experiments (evidence/summary.sh reads it)
 
   private static void writeRecord() throws java.io.IOException {
-    String title = "property test of the order workflow: " + TRIES + " seeded sequences (seed " + SEED + ")"
+    String title = "property test of the order workflow: " + TRIES + " seeded sequences (seed " + SEED + ", "
+        + SEED_KIND + ")"
         + (SWITCHED_OFF.isEmpty() ? "" : " with the safeguard " + SWITCHED_OFF + " switched OFF");
     boolean pass = checksFailed.get() == 0 && checksPassed.get() > 0;
     StringBuilder sb = new StringBuilder("== " + EVIDENCE_ID + " [embedded] " + title + "\n");
