@@ -263,11 +263,17 @@ check_mode() {
 # ---- the expected experiments, from the sources
 # lines: "EXPECT <engine> <id> <class>", "SKIP <engine> <id> <class> <reason>", "DISABLED - <id> <class> <reason>"
 expected() {
-  local f text ids head engine id reason tagline
+  local f text ids head engine id reason tagline own c
   while IFS= read -r f; do
     text=$(tr '\n' ' ' < "$f") # one line: a constructor call may span lines
     ids=$( (grep -o 'new Evidence( *"[A-Za-z0-9._-]*"' <<<"$text" || true; grep -o 'EVIDENCE_ID = "[A-Za-z0-9._-]*"' <<<"$text" || true) \
       | sed 's/.*"\([^"]*\)"$/\1/' | sort -u)
+    # a class writing its own record may declare negative controls, a record each:
+    # EVIDENCE_CONTROLS = {"<control>", ...} with EVIDENCE_ID = "<id>" expects <id>.<control> too
+    own=$( (grep -o 'EVIDENCE_ID = "[A-Za-z0-9._-]*"' <<<"$text" || true) | sed -n '1s/.*"\([^"]*\)"$/\1/p')
+    for c in $( (grep -o 'EVIDENCE_CONTROLS = {[^}]*}' <<<"$text" || true) | (grep -o '"[A-Za-z0-9._-]*"' || true) | tr -d '"'); do
+      [ -z "$own" ] || ids=$(printf '%s\n' $ids "$own.$c" | sort -u)
+    done
     [ -n "$ids" ] || continue
     head=$(sed -n '1,/^[a-z ]*class /p' "$f") # the class-level annotations
     cls=$(basename "$f" .java)

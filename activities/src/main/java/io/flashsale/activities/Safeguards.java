@@ -5,9 +5,10 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The safeguards of the payment path that the negative controls (C29-14..17, C29-19) switch off,
- * to show that reconciliation catches the damage. One instance is given to the
- * activities when the worker is wired; all are on, and no configuration key, command or endpoint
- * reaches them: only code holding the instance (an in-process experiment) can switch one off.
+ * to show that reconciliation catches the damage, and PBT-01's controls, to show that its
+ * properties do. One instance is given to the activities when the worker is wired; all are on,
+ * and no configuration key, command or endpoint reaches them: only code holding the instance (an
+ * in-process experiment) can switch one off.
  */
 public final class Safeguards {
 

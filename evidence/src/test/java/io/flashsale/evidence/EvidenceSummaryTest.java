@@ -104,10 +104,14 @@ class EvidenceSummaryTest {
     // the property test writes its own record (EVIDENCE_ID), on Temporal's in-memory environment
     assertTrue(r.output.contains("RESULT PBT-01 FAIL [embedded] no result: OrderWorkflowPropertiesTest"), r.output);
     assertFalse(r.output.contains("PBT-01 FAIL [dev-server]"), r.output);
+    // and a record per negative control it declares (EVIDENCE_CONTROLS)
+    assertTrue(r.output.contains("RESULT PBT-01.TIMEOUT_IS_UNKNOWN-off FAIL [embedded] no result: OrderWorkflowPropertiesTest"),
+        r.output);
     assertFalse(r.output.contains("duplicate experiment id"), "every real id is claimed once: " + r.output);
     // only real ids: C29-01, X-23, CAP-07, ... (not text that merely looks like a constructor call)
     for (String line : r.output.lines().filter(l -> l.startsWith("RESULT ")).toList()) {
-      assertTrue(line.matches("RESULT [A-Z0-9]+-\\d+[a-z]? FAIL \\[(embedded|dev-server)\\] no result: \\w+ did not run.*"), line);
+      assertTrue(line.matches("RESULT [A-Z0-9]+-\\d+[a-z]?(\\.[A-Z_]+-off)? FAIL \\[(embedded|dev-server)\\] no result: \\w+ did not run.*"),
+          line);
     }
   }
 
@@ -123,6 +127,39 @@ class EvidenceSummaryTest {
     assertEquals(1, r.exit, r.output);
     assertTrue(r.output.contains("RESULT T-01 FAIL duplicate experiment id: ATest and ETest each claim it"), r.output);
     assertTrue(r.output.contains("SUMMARY passed=6 failed=1"), r.output);
+  }
+
+  @Test
+  void eachNegativeControlAClassDeclaresIsAnExpectedRecordOfItsOwn() throws Exception {
+    Path src = sources();
+    Files.writeString(src.resolve("io/flashsale/evidence/PTest.java"), "@Tag(\"in-memory-only\")\nclass PTest {\n"
+        + "  private static final String EVIDENCE_ID = \"P-01\";\n"
+        + "  private static final String[] EVIDENCE_CONTROLS = {\"A-off\",\n      \"B-off\"};\n}\n");
+    Path results = Files.createDirectories(tmp.resolve("results"));
+    result(results, "T-01", "embedded", true);
+    result(results, "T-03", "embedded", true);
+    result(results, "P-01", "embedded", true);
+    result(results, "P-01.A-off", "embedded", true);
+    // P-01.B-off wrote nothing: the JVM died after the first control
+    Run r = summary(src, results, "embedded");
+    assertEquals(1, r.exit, r.output);
+    assertTrue(r.output.contains("RESULT P-01.B-off FAIL [embedded] no result: PTest did not run or its JVM died"), r.output);
+    assertTrue(r.output.contains("RESULT P-01.A-off PASS [embedded] title"), r.output);
+    assertTrue(r.output.contains("ENGINE embedded experiments=4 expected=5"), r.output);
+    assertTrue(r.output.contains("SUMMARY passed=12 failed=1"), r.output);
+
+    // a control that caught nothing is a FAIL like any other record's
+    result(results, "P-01.B-off", "embedded", false);
+    Run uncaught = summary(src, results, "embedded");
+    assertEquals(1, uncaught.exit, uncaught.output);
+    assertTrue(uncaught.output.contains("RESULT P-01.B-off FAIL [embedded] title"), uncaught.output);
+    assertTrue(uncaught.output.contains("ENGINE embedded experiments=5 expected=5"), uncaught.output);
+    assertTrue(uncaught.output.contains("SUMMARY passed=15 failed=1"), uncaught.output);
+
+    result(results, "P-01.B-off", "embedded", true);
+    Run caught = summary(src, results, "embedded");
+    assertEquals(0, caught.exit, caught.output);
+    assertTrue(caught.output.contains("SUMMARY passed=15 failed=0"), caught.output);
   }
 
   @Test
