@@ -59,7 +59,8 @@ shown() { case "$1" in "$root"/*) echo "${1#"$root"/}" ;; *) echo "$1" ;; esac; 
 # expect, as lines "OK <text>" and "FAIL <text>": what a hand-edit leaves behind (a RESULT turned,
 # added or deleted, a record or an engine's half deleted, a count changed). A record's section runs
 # from its "== <id> [<engine>] title" line to its RESULT line; a RESULT "<id>/<name>" (a part of a
-# record, such as PBT-01's safeguard-off controls) may stand in that section, before or after it.
+# record) may stand in that section, before or after it. (PBT-01's safeguard-off controls are
+# records of their own, "PBT-01.<Safeguard>-off", expected through EVIDENCE_CONTROLS.)
 # SUMMARY passed= cannot be recounted (the report drops the records' ASSERTIONS lines, and PBT-01
 # counts more checks than it has ok lines): it must be at least the ok lines.
 recount() {

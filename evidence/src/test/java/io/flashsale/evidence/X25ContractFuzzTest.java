@@ -159,6 +159,7 @@ class X25ContractFuzzTest {
         + statusCounts());
     ev.note(done.line());
     ev.check(done.tokenAfter == 200, "the buyer's token still valid after the fuzz (GET /orders: " + done.tokenAfter + ")");
+    ev.check(done.withToken >= 100, "the fuzz sent requests that need the token (" + done.withToken + ")");
     ev.check(done.unauthorized * 100L <= (long) MAX_UNAUTHORIZED_PERCENT * done.withToken, "at most "
         + MAX_UNAUTHORIZED_PERCENT + " % of the requests that need the token answered 401 (" + done.unauthorized
         + " of " + done.withToken + ")");

@@ -32,7 +32,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 @Tag("dev-server-only")
 class X34EventsPerPathTest {
   // the UNKNOWN paths need the charge to time out (a reply delayed past it, a request held 6 s): the
-  // short channel deadline, the service's own default
+  // short channel deadline (1 s)
   @RegisterExtension static final Stack stack = new Stack().shortChannelDeadline()
       .with("orders.lateNoticeWindow", "2s").with("orders.reservationTtl", "5s");
   @RegisterExtension static final Evidence ev = new Evidence("X-34",

@@ -373,13 +373,20 @@ class OrderWorkflowPropertiesTest {
       Safeguards.Safeguard s = Safeguards.Safeguard.valueOf(control.substring(0, control.length() - "-off".length()));
       List<String> lines = control(s, SEED + (k + 1) * CONTROL_SEED_STRIDE);
       controlRecords.put(control, lines);
-      lines.stream().filter(l -> l.startsWith("RESULT ")).forEach(l -> System.out.println(l.substring("RESULT ".length())));
+      lines.stream().filter(l -> l.startsWith("ok   caught") || l.startsWith("FAIL ") || l.startsWith("RESULT "))
+          .forEach(System.out::println);
+    }
+    // a safeguard switched off that no sequence caught fails the build, not only the report
+    List<String> uncaught = controlRecords.entrySet().stream()
+        .filter(c -> c.getValue().stream().noneMatch(l -> l.startsWith("RESULT ") && l.contains(" PASS [embedded] ")))
+        .map(Map.Entry::getKey).toList();
+    if (!uncaught.isEmpty()) {
+      throw new AssertionError(EVIDENCE_ID + " controls not caught: " + uncaught + " (their records say why)");
     }
   }
 
   /** One control's record lines, its RESULT last: PASS when a sequence broke a property with the safeguard off. */
   private static List<String> control(Safeguards.Safeguard s, long firstSeed) {
-    String id = EVIDENCE_ID + "." + s + "-off";
     List<String> lines = new ArrayList<>();
     lines.add("note seeds from " + firstSeed + ", at most " + CONTROL_TRIES + " sequences");
     long started = System.currentTimeMillis();
@@ -408,23 +415,35 @@ class OrderWorkflowPropertiesTest {
             on.execute(sequence);
           } catch (Exception | AssertionError again) {
             lines.add("note with " + s + " on: " + on.log);
-            lines.add("RESULT " + id + " FAIL [embedded] the sequence of seed " + seed + " breaks a property with " + s
-                + " on too: " + firstLine(again));
+            lines.add("FAIL the sequence of seed " + seed + " breaks a property with " + s + " on too: " + firstLine(again));
+            lines.add(controlResult(s, false));
             return lines;
           }
           lines.add("ok   the same sequence keeps every property with " + s + " on");
-          lines.add("RESULT " + id + " PASS [embedded] caught: " + broke + " (seed " + seed + ", try " + (i + 1)
+          lines.add("ok   caught: " + broke + " (seed " + seed + ", try " + (i + 1)
               + " of at most " + CONTROL_TRIES + ", " + seconds + " s)");
+          lines.add(controlResult(s, true));
           return lines;
         }
       }
-      lines.add("RESULT " + id + " FAIL [embedded] not caught: " + CONTROL_TRIES + " sequences (seeds " + firstSeed
+      lines.add("FAIL not caught: " + CONTROL_TRIES + " sequences (seeds " + firstSeed
           + " to " + (firstSeed + CONTROL_TRIES - 1) + ") kept every property with " + s + " off, "
           + (System.currentTimeMillis() - started) / 1000 + " s");
+      lines.add(controlResult(s, false));
       return lines;
     } finally {
       safeguards.restore();
     }
+  }
+
+  /** A control's title: its section header and its RESULT line carry the same one. */
+  private static String controlTitle(Safeguards.Safeguard s) {
+    return "negative control of " + EVIDENCE_ID + ": " + s + " switched off must break a property";
+  }
+
+  /** A control's RESULT line: PASS when the safeguard switched off was caught (the lines before say how). */
+  private static String controlResult(Safeguards.Safeguard s, boolean caught) {
+    return "RESULT " + EVIDENCE_ID + "." + s + "-off " + (caught ? "PASS" : "FAIL") + " [embedded] " + controlTitle(s);
   }
 
   /** The command that replays one sequence (the seed, one try, no controls; the safeguard off if any). */
@@ -1011,11 +1030,11 @@ class OrderWorkflowPropertiesTest {
     // each control's own record: summary.sh expects one per entry of EVIDENCE_CONTROLS
     for (Map.Entry<String, List<String>> c : controlRecords.entrySet()) {
       String id = EVIDENCE_ID + "." + c.getKey();
-      boolean caught = c.getValue().stream().anyMatch(l -> l.startsWith("RESULT " + id + " PASS "));
-      StringBuilder cb = new StringBuilder("== " + id + " [embedded] negative control of " + EVIDENCE_ID + ": "
-          + c.getKey().replace("-off", "") + " switched off must break a property\n");
+      Safeguards.Safeguard s = Safeguards.Safeguard.valueOf(c.getKey().substring(0, c.getKey().length() - "-off".length()));
+      StringBuilder cb = new StringBuilder("== " + id + " [embedded] " + controlTitle(s) + "\n");
       for (String line : c.getValue()) cb.append(line).append('\n');
-      cb.append("ASSERTIONS passed=").append(caught ? 1 : 0).append(" failed=").append(caught ? 0 : 1).append('\n');
+      cb.append("ASSERTIONS passed=").append(c.getValue().stream().filter(l -> l.startsWith("ok   ")).count())
+          .append(" failed=").append(c.getValue().stream().filter(l -> l.startsWith("FAIL ")).count()).append('\n');
       cb.append(run).append('\n');
       java.nio.file.Files.writeString(dir.resolve(id + "@embedded.txt"), cb.toString());
     }
