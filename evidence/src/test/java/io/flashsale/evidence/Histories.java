@@ -28,6 +28,26 @@ final class Histories {
     return stack.wiring.temporal().client().fetchHistory(workflowId).getHistory().getEventsList();
   }
 
+  /**
+   * The history once no workflow task is in flight and nothing was added for a second (a signal
+   * whose step has committed still has its marker and task completion to write): what an
+   * experiment counts "no event added" from. Fails after 30 s.
+   */
+  static List<HistoryEvent> settled(Stack stack, String workflowId) throws InterruptedException {
+    long deadline = System.currentTimeMillis() + 30_000;
+    List<HistoryEvent> last = of(stack, workflowId);
+    while (System.currentTimeMillis() < deadline) {
+      Thread.sleep(1_000);
+      List<HistoryEvent> now = of(stack, workflowId);
+      EventType tail = now.get(now.size() - 1).getEventType();
+      boolean taskInFlight = tail == EventType.EVENT_TYPE_WORKFLOW_TASK_SCHEDULED
+          || tail == EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED;
+      if (now.size() == last.size() && !taskInFlight) return now;
+      last = now;
+    }
+    throw new AssertionError("the history of " + workflowId + " did not settle within 30 s");
+  }
+
   /** The recorded histories (src/test/resources/histories), by file name. */
   static List<Path> recorded() throws IOException {
     Path dir;

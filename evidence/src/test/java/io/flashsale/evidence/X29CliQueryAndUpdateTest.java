@@ -75,7 +75,7 @@ class X29CliQueryAndUpdateTest {
     stack.awaitNoticesApplied(1, 15_000); // the channel's callback: its signal lands before the history is counted
 
     // 3. a second pay: refused by the validator, no trace in the history
-    List<HistoryEvent> before = Histories.of(stack, paidWf);
+    List<HistoryEvent> before = Histories.settled(stack, paidWf);
     TemporalCliProcess.Result payAgain = cli("workflow", "update", "execute", "--workflow-id", paidWf, "--name", "pay",
         "--update-id", "ops-pay-2");
     ev.note("a second pay → exit " + payAgain.exit() + "\n" + payAgain.output());
@@ -115,7 +115,7 @@ class X29CliQueryAndUpdateTest {
     ev.equal(0, Buyers.chargeRequests(stack.channel, cancelled), "the cancelled order never reached the channel");
 
     // 5. a cancel of the PAID order: refused by the validator, no trace
-    int eventsBefore = Histories.of(stack, paidWf).size();
+    int eventsBefore = Histories.settled(stack, paidWf).size();
     TemporalCliProcess.Result cancelPaid = cli("workflow", "update", "execute", "--workflow-id", paidWf,
         "--name", "cancel", "--update-id", "ops-cancel-paid");
     ev.note("cancel of the PAID order → exit " + cancelPaid.exit() + "\n" + cancelPaid.output());
