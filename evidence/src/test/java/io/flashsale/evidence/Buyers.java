@@ -39,6 +39,11 @@ final class Buyers {
     return buyer.post("/orders/" + orderId + "/pay", null);
   }
 
+  /** A pay with an Idempotency-Key at the buyer's own API instance. */
+  static HttpJson.Reply pay(HttpJson buyer, String orderId, String idempotencyKey) {
+    return buyer.post("/orders/" + orderId + "/pay", null, idempotencyKey);
+  }
+
   static HttpJson.Reply cancel(HttpJson buyer, String orderId) {
     return buyer.post("/orders/" + orderId + "/cancel", null);
   }

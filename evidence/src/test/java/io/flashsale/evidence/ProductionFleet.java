@@ -219,7 +219,8 @@ final class ProductionFleet implements AutoCloseable {
         boolean ordered = created.status() == 201 || created.status() == 200 && "REPLAY".equals(created.text("outcome"));
         if (!ordered) return created.status() + " " + created.raw();
         String orderId = created.text("order_id");
-        HttpJson.Reply paid = buyer.send(api -> Buyers.pay(api, orderId));
+        // keyed: a pay sent again after a 503 or a dead API gets the first answer, not REJECTED PAYING
+        HttpJson.Reply paid = buyer.send(api -> Buyers.pay(api, orderId, "x30-pay-" + n));
         // how the order ended is read from the database; a pay not answered 2xx is told apart here
         return paid.status() / 100 == 2 ? "CREATED" : "CREATED, pay answered " + paid.status() + " " + (paid.text("code") != null ? paid.text("code") : paid.text("outcome"));
       });

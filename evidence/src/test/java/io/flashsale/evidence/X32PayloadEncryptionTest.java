@@ -42,6 +42,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Tag("dev-server-only")
 class X32PayloadEncryptionTest {
+  private static final Pattern UPDATE_ACCEPTED = Pattern.compile("Update ?Accepted", Pattern.CASE_INSENSITIVE);
   private static final String K1 = randomKey();
   private static final String K2 = randomKey();
   private static final String ADMIN_TOKEN = randomKey();
@@ -224,6 +225,8 @@ class X32PayloadEncryptionTest {
       } else {
         browser.awaitText(t -> t.contains(wf) && t.contains("Input"), 90_000, 15_000);
       }
+      // the history's rows may render after the summary: wait for the update events themselves
+      browser.awaitText(t -> UPDATE_ACCEPTED.matcher(t).find(), 60_000, 15_000);
       // the note is the create update's argument: open the history's update events to show it
       JsonNode clicked = browser.script("const hits=[...document.querySelectorAll('*')].filter(e =>"
           + " e.children.length===0 && /Update ?Accepted/i.test(e.textContent||''));"

@@ -70,9 +70,16 @@ public final class HttpJson {
   }
 
   public Reply post(String path, Object body) {
+    return post(path, body, null);
+  }
+
+  /** A POST with an Idempotency-Key (null: none): sent again with the same key, it gets the first answer. */
+  public Reply post(String path, Object body, String idempotencyKey) {
     try {
       String json = body == null ? "" : body instanceof String s ? s : JSON.writeValueAsString(body);
-      return send(builder(path).header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(json)));
+      HttpRequest.Builder b = builder(path).header("Content-Type", "application/json");
+      if (idempotencyKey != null) b.header("Idempotency-Key", idempotencyKey);
+      return send(b.POST(HttpRequest.BodyPublishers.ofString(json)));
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
