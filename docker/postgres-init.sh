@@ -9,6 +9,16 @@
 # The official image sources this file when it is not executable: no `set -u`, no `exit`.
 : "${FLASHSALE_DB_PASSWORD:?FLASHSALE_DB_PASSWORD is not set}"
 : "${TEMPORAL_DB_PASSWORD:?TEMPORAL_DB_PASSWORD is not set}"
+# the roles keep these passwords: refuse .env.example's placeholders and short ones before creating
+# them (the image runs this under set -e, so a failing test stops the initialisation)
+for name in POSTGRES_PASSWORD FLASHSALE_DB_PASSWORD TEMPORAL_DB_PASSWORD; do
+  eval "value=\${$name:-}"
+  case "$value" in
+    change-me*|changeme*|password|postgres|secret)
+      echo "$name is a placeholder ('$value'): set a real one, e.g. openssl rand -hex 32" >&2; false ;;
+  esac
+  [ "${#value}" -ge 16 ] || { echo "$name is shorter than 16 characters: e.g. openssl rand -hex 32" >&2; false; }
+done
 psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --dbname postgres \
   -v flashsale_password="$FLASHSALE_DB_PASSWORD" \
   -v temporal_password="$TEMPORAL_DB_PASSWORD" <<'SQL'

@@ -145,13 +145,12 @@ class C2909RelaysAndConsumerTest {
     ev.equal(Map.of("APPLIED", 40), stack.sql.histogram("SELECT effect FROM fulfillment.ful_received"), "all 40 APPLIED");
     ev.equal(20L, stack.sql.count("SELECT coalesce(sum(ship_count), 0) FROM fulfillment.fulfillment"), "20 PAID orders shipped");
 
-    HttpJson consumerApi = new HttpJson(consumer.replace("/events", ""), null);
     long first = stack.sql.count("SELECT min(event_id) FROM outbox WHERE event_type = 'ORDER_PAID'");
     String paidOrder = stack.sql.text("SELECT order_id FROM outbox WHERE event_id = ?", first);
-    HttpJson.Reply again = consumerApi.post("/events", Map.of("event_id", first, "order_id", paidOrder,
+    HttpJson.Reply again = stack.deliverToConsumer(Map.of("event_id", first, "order_id", paidOrder,
         "event_type", "ORDER_PAID", "order_version", 3, "payload", "{}"));
     ev.equal("DUPLICATE", again.text("effect"), "a re-sent event → DUPLICATE");
-    HttpJson.Reply older = consumerApi.post("/events", Map.of("event_id", 1_000_000, "order_id", paidOrder,
+    HttpJson.Reply older = stack.deliverToConsumer(Map.of("event_id", 1_000_000, "order_id", paidOrder,
         "event_type", "ORDER_PAID", "order_version", 2, "payload", "{}"));
     ev.equal("STALE", older.text("effect"), "an older version of the order → STALE");
     ev.equal(1L, stack.sql.count("SELECT ship_count FROM fulfillment.fulfillment WHERE order_id = ?", paidOrder),
@@ -163,7 +162,7 @@ class C2909RelaysAndConsumerTest {
   }
 
   private static OutboxRelay relay(List<OutboxRelay> all, Database db, String url, String name) {
-    OutboxRelay r = new OutboxRelay(db, url, 5, 50, name, HELD_DELIVERY_TIMEOUT);
+    OutboxRelay r = new OutboxRelay(db, url, stack.wiring.deliverySecret(), 5, 50, name, HELD_DELIVERY_TIMEOUT);
     all.add(r);
     return r;
   }

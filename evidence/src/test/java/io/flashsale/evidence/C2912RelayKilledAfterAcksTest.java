@@ -33,7 +33,8 @@ class C2912RelayKilledAfterAcksTest {
 
     RelayCrash.afterAcks(stack, ev, "c2912-relay", 3);
 
-    OutboxRelay restarted = new OutboxRelay(stack.db(), stack.wiring.consumer().url(), 10, 50, "restarted");
+    OutboxRelay restarted = new OutboxRelay(stack.db(), stack.wiring.consumer().url(), stack.wiring.deliverySecret(), 10, 50,
+        "restarted");
     restarted.drain();
     ev.equal(3L, restarted.delivered(), "the restarted relay delivered the 3 again");
     ev.equal(0L, stack.sql.count("SELECT count(*) FROM outbox WHERE published_at IS NULL"), "all published now");

@@ -43,7 +43,8 @@ class C2918ConsumerWithoutDedupTest {
     stack.wiring.consumer().switchOffIdempotency();
     try {
       RelayCrash.afterAcks(stack, ev, "c2918-relay", 3);
-      OutboxRelay restarted = new OutboxRelay(stack.db(), stack.wiring.consumer().url(), 10, 50, "restarted");
+      OutboxRelay restarted = new OutboxRelay(stack.db(), stack.wiring.consumer().url(), stack.wiring.deliverySecret(), 10,
+          50, "restarted");
       restarted.drain();
       ev.equal(3L, restarted.delivered(), "the restarted relay delivered the 3 again");
     } finally {

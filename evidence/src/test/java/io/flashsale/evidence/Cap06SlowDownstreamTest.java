@@ -158,7 +158,10 @@ class Cap06SlowDownstreamTest {
         byte[] body = ex.getRequestBody().readAllBytes();
         HttpResponse<byte[]> r;
         try {
+          // passed on as the relay signed it: the consumer reads only a relay's delivery
+          String signature = ex.getRequestHeaders().getFirst(io.flashsale.domain.EventDelivery.HEADER);
           r = http.send(HttpRequest.newBuilder(URI.create(consumerUrl)).header("Content-Type", "application/json")
+              .header(io.flashsale.domain.EventDelivery.HEADER, signature == null ? "" : signature)
               .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(), HttpResponse.BodyHandlers.ofByteArray());
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();

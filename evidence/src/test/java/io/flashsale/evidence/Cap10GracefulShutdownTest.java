@@ -61,6 +61,7 @@ class Cap10GracefulShutdownTest {
     p.put("dw.auth.devLoginOutsideLocalDefault", "true"); // a test instance: its tokens come from dev login
     p.put("dw.channel.callbackSecret", stack.wiring.callbackSecret());
     p.put("dw.relay.consumerUrl", stack.wiring.consumer().url());
+    p.put("dw.consumer.deliverySecret", stack.wiring.deliverySecret()); // its relay signs for the stack's consumer
     p.put("dw.consumer.enabled", "false");
     p.put("dw.seed.enabled", "false");
     return p;

@@ -1,6 +1,7 @@
 package io.flashsale.evidence;
 
 import io.flashsale.launcher.cli.HttpJson;
+import io.flashsale.launcher.cli.RelayCommand;
 import io.flashsale.tools.bench.ProcStat;
 import java.io.UncheckedIOException;
 import java.security.SecureRandom;
@@ -91,7 +92,8 @@ final class ProductionFleet implements AutoCloseable {
       started.add(ChildJvm.start(name + "-api-b", api, "server", "embedded.yml"));
       started.add(ChildJvm.start(name + "-worker-1", joining(stack, target), "worker", "embedded.yml"));
       started.add(ChildJvm.start(name + "-worker-2", joining(stack, target), "worker", "embedded.yml"));
-      started.add(ChildJvm.start(name + "-relay", Map.of(), "relay", "--database-url", stack.wiring.jdbcUrl(),
+      started.add(ChildJvm.start(name + "-relay", Map.of(),
+          Map.of(RelayCommand.DELIVERY_SECRET_ENV, stack.wiring.deliverySecret()), "relay", "--database-url", stack.wiring.jdbcUrl(),
           "--consumer-url", stack.wiring.consumer().url(), "--name", name));
       started.get(0).awaitLog("=== flashsale is up ===", 180_000);
       started.get(1).awaitLog("worker polling", 180_000);

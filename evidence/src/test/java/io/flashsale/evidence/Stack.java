@@ -252,6 +252,10 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
   public static final String CHILD_ADMIN_TOKEN =
       java.util.HexFormat.of().formatHex(new java.security.SecureRandom().generateSeed(32));
 
+  /** The database password of the child processes that join outside the local default (the stack's PostgreSQL trusts loopback). */
+  public static final String CHILD_DB_PASSWORD =
+      java.util.HexFormat.of().formatHex(new java.security.SecureRandom().generateSeed(32));
+
   /** System properties for a child worker JVM that joins this stack, with the stack's channel deadline. */
   public Map<String, String> workerProperties() {
     return workerProperties(channelTimeoutMs());
@@ -266,12 +270,14 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
     Map<String, String> p = new LinkedHashMap<>();
     p.put("dw.embedded", "false");
     p.put("dw.database.url", wiring.jdbcUrl());
+    p.put("dw.database.password", CHILD_DB_PASSWORD);
     p.put("dw.temporal.target", "127.0.0.1:" + temporalPort);
     p.put("dw.temporal.engine", "external");
     p.put("dw.channel.baseUrl", wiring.channelUrl());
     p.put("dw.channel.notifyUrl", "http://127.0.0.1:" + wiring.apiPort() + "/callbacks/payment");
     p.put("dw.channel.timeout", channelTimeoutMs + "ms");
     p.put("dw.channel.merchantKey", wiring.merchantKey());
+    p.put("dw.channel.plainHttpOutsideLocalDefault", "true"); // the stack's stub speaks http on loopback
     // a child server outside the local default guards its admin port with this credential
     p.put("dw.auth.adminToken", CHILD_ADMIN_TOKEN);
     p.put("dw.logging.level", "INFO");
@@ -281,6 +287,19 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
     // workflows stay on the test JVM's worker
     if (!devServer()) p.put("dw.workerWorkflows", "false");
     return p;
+  }
+
+  /** Posts an event to the stack's consumer as a relay delivers it: JSON, signed with the delivery secret. */
+  public HttpJson.Reply deliverToConsumer(Map<String, Object> event) {
+    try {
+      String json = HttpJson.JSON.writeValueAsString(event);
+      String signature = new io.flashsale.domain.EventDelivery(wiring.deliverySecret())
+          .sign(json.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      return Problems.send(wiring.consumer().url(), "POST", json, "Content-Type", "application/json",
+          io.flashsale.domain.EventDelivery.HEADER, signature);
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
   }
 
   /** Waits until some PostgreSQL session is blocked on a lock running a statement that starts so. */

@@ -36,12 +36,14 @@ class X03ApiKilledMidRequestTest {
     p.put("dw.embedded", "false");
     p.put("dw.worker", "false");
     p.put("dw.database.url", stack.wiring.jdbcUrl());
+    p.put("dw.database.password", Stack.CHILD_DB_PASSWORD);
     p.put("dw.temporal.engine", "external");
     p.put("dw.temporal.target", "127.0.0.1:" + stack.temporalPort);
     p.put("dw.channel.baseUrl", stack.wiring.channelUrl());
     p.put("dw.channel.notifyUrl", "http://127.0.0.1:" + stack.wiring.apiPort() + "/callbacks/payment");
     p.put("dw.channel.callbackSecret", stack.wiring.callbackSecret());
     p.put("dw.channel.merchantKey", stack.wiring.merchantKey());
+    p.put("dw.channel.plainHttpOutsideLocalDefault", "true");
     p.put("dw.auth.adminToken", Stack.CHILD_ADMIN_TOKEN);
     p.put("dw.auth.secret", tokenSecret);
     p.put("dw.auth.devLogin", "true");

@@ -156,11 +156,39 @@ class X15BadInputTest {
             + r.text("parameter"));
 
     String consumer = "http://127.0.0.1:" + stack.consumerPort() + "/events";
-    r = Problems.send(consumer, "POST", "{\"event_id\": \"one\"}", "Content-Type", "application/json");
-    ev.check(Problems.is(r, 400, "BAD_EVENT"), "fulfillment consumer, a body that is no event → " + Problems.shown(r, 400, "BAD_EVENT"));
+    String noEvent = "{\"event_id\": \"one\"}";
+    r = Problems.send(consumer, "POST", noEvent, "Content-Type", "application/json", io.flashsale.domain.EventDelivery.HEADER,
+        new io.flashsale.domain.EventDelivery(stack.wiring.deliverySecret()).sign(noEvent.getBytes(StandardCharsets.UTF_8)));
+    ev.check(Problems.is(r, 400, "BAD_EVENT"), "fulfillment consumer, a signed body that is no event → "
+        + Problems.shown(r, 400, "BAD_EVENT"));
     r = Problems.send(consumer, "GET", null);
     ev.check(Problems.is(r, 405, "METHOD_NOT_ALLOWED"),
         "fulfillment consumer, GET → " + Problems.shown(r, 405, "METHOD_NOT_ALLOWED"));
+    forgedDeliveriesChangeNothing(consumer);
+  }
+
+  /**
+   * The consumer reads only a relay's signed JSON: a page's text/plain post, an unsigned event and
+   * one signed with another key are refused, and its tables stay as they were.
+   */
+  private static void forgedDeliveriesChangeNothing(String consumer) {
+    String tables = "SELECT (SELECT count(*) FROM fulfillment.ful_inbox) * 1000000"
+        + " + (SELECT coalesce(sum(ship_count), 0) FROM fulfillment.fulfillment) * 1000"
+        + " + (SELECT count(*) FROM fulfillment.ful_received)";
+    long before = stack.sql.count(tables);
+    String ship = "{\"event_id\":900000001,\"order_id\":\"ord-000000000001\",\"event_type\":\"ORDER_PAID\","
+        + "\"order_version\":2147483647,\"payload\":\"{}\"}";
+    HttpJson.Reply r = Problems.send(consumer, "POST", ship, "Content-Type", "text/plain");
+    ev.check(Problems.is(r, 415, "UNSUPPORTED_MEDIA_TYPE"),
+        "fulfillment consumer, an event as text/plain (a page can send it without a preflight) → "
+            + Problems.shown(r, 415, "UNSUPPORTED_MEDIA_TYPE"));
+    r = Problems.send(consumer, "POST", ship, "Content-Type", "application/json");
+    ev.check(Problems.is(r, 401, "BAD_SIGNATURE"), "an unsigned event → " + Problems.shown(r, 401, "BAD_SIGNATURE"));
+    r = Problems.send(consumer, "POST", ship, "Content-Type", "application/json", io.flashsale.domain.EventDelivery.HEADER,
+        new io.flashsale.domain.EventDelivery("not-the-delivery-secret-0123456789abcdef")
+            .sign(ship.getBytes(StandardCharsets.UTF_8)));
+    ev.check(Problems.is(r, 401, "BAD_SIGNATURE"), "an event signed with another key → " + Problems.shown(r, 401, "BAD_SIGNATURE"));
+    ev.equal(before, stack.sql.count(tables), "the forged deliveries changed nothing: no inbox row, no shipment, no arrival");
   }
 
   /** The least distance between the numbers of two successive ids. */

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import io.dropwizard.lifecycle.Managed;
+import io.flashsale.domain.EventDelivery;
 import io.flashsale.domain.Shipments;
 import io.flashsale.persistence.Database;
 import io.flashsale.problem.Problem;
@@ -21,9 +22,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The downstream fulfillment service: receives order events over HTTP on its own port, with its
- * own pool and schema. Dedup by event id (DUPLICATE), a per-order version guard (STALE), every
- * arrival logged; an ORDER_PAID that applies ships the order once. Its shipments are offered to
- * reconciliation through {@link Shipments}.
+ * own pool and schema. Only a relay's delivery is read: JSON, signed with the delivery secret
+ * ({@link EventDelivery}); anything else is refused and changes nothing. Dedup by event id
+ * (DUPLICATE), a per-order version guard (STALE), every arrival logged; an ORDER_PAID that
+ * applies ships the order once. Its shipments are offered to reconciliation through {@link Shipments}.
  */
 public final class FulfillmentConsumer implements Managed, Shipments {
   private static final Logger log = LoggerFactory.getLogger(FulfillmentConsumer.class);
@@ -40,10 +42,16 @@ public final class FulfillmentConsumer implements Managed, Shipments {
   private final Database db;
   private final String host;
   private final int port;
+  private final EventDelivery deliveries;
   private HttpServer server;
   private java.util.concurrent.ExecutorService handlers;
 
-  public FulfillmentConsumer(Database db, String host, int port) {
+  /** A largest event body: an event is a few hundred bytes; a larger one is refused unread. */
+  static final int MAX_BODY_BYTES = 64 * 1024;
+
+  /** @param deliverySecret the secret its relays sign each delivery with */
+  public FulfillmentConsumer(Database db, String host, int port, String deliverySecret) {
+    this.deliveries = new EventDelivery(deliverySecret);
     this.db = db;
     this.host = host;
     this.port = port;
@@ -137,46 +145,65 @@ public final class FulfillmentConsumer implements Managed, Shipments {
   }
 
   private void handle(HttpExchange ex) throws IOException {
-    int status;
-    byte[] body;
+    Reply r;
     try {
-      if (!"POST".equals(ex.getRequestMethod())) {
-        ex.getResponseHeaders().set("Allow", "POST");
-        status = 405;
-        body = problem(Problem.of(405, "METHOD_NOT_ALLOWED", "events are POSTed"), ex);
-      } else {
-        JsonNode e = JSON.readTree(ex.getRequestBody().readAllBytes());
-        // integers that fit the columns: a wider one would wrap around to another event id or version
-        if (!e.path("event_id").isIntegralNumber() || !e.path("event_id").canConvertToLong()
-            || !e.path("order_id").isTextual() || !e.path("event_type").isTextual()
-            || !e.path("order_version").isIntegralNumber() || !e.path("order_version").canConvertToInt()) {
-          status = 400;
-          body = problem(Problem.of(400, "BAD_EVENT",
-              "an event needs event_id and order_version (integers) and order_id and event_type (strings)"), ex);
-        } else {
-          String effect = receive(e.path("event_id").asLong(), e.path("order_id").asText(),
-              e.path("event_type").asText(), e.path("order_version").asInt());
-          status = 200;
-          body = JSON.writeValueAsBytes(java.util.Map.of("effect", effect));
-          ex.getResponseHeaders().set("Content-Type", "application/json");
-        }
-      }
+      r = answer(ex);
     } catch (IOException | RuntimeException e) {
       log.error("fulfillment event failed", e);
-      status = e instanceof com.fasterxml.jackson.core.JsonProcessingException ? 400 : 500;
-      body = problem(status == 400 ? Problem.of(400, "MALFORMED_JSON", "the request body is not valid JSON")
-          : Problem.of(500, "INTERNAL", "internal error"), ex);
+      r = e instanceof com.fasterxml.jackson.core.JsonProcessingException
+          ? problem(Problem.of(400, "MALFORMED_JSON", "the request body is not valid JSON"))
+          : problem(Problem.of(500, "INTERNAL", "internal error"));
     }
-    ex.sendResponseHeaders(status, body.length);
+    ex.getResponseHeaders().set("Content-Type", r.contentType());
+    if (r.status() == 405) ex.getResponseHeaders().set("Allow", "POST");
+    ex.sendResponseHeaders(r.status(), r.body().length);
     try (OutputStream out = ex.getResponseBody()) {
-      out.write(body);
+      out.write(r.body());
     }
   }
 
+  private record Reply(int status, byte[] body, String contentType) {}
+
+  /** Only a relay's signed JSON delivery is read as an event; every refusal changes nothing. */
+  private Reply answer(HttpExchange ex) throws IOException {
+    if (!"POST".equals(ex.getRequestMethod())) {
+      return problem(Problem.of(405, "METHOD_NOT_ALLOWED", "events are POSTed"));
+    }
+    if (!isJson(ex.getRequestHeaders().getFirst("Content-Type"))) {
+      // a web page may POST text/plain without a preflight: only the relay's JSON is read
+      return problem(Problem.of(415, "UNSUPPORTED_MEDIA_TYPE", "events are application/json"));
+    }
+    byte[] raw = ex.getRequestBody().readNBytes(MAX_BODY_BYTES + 1);
+    if (raw.length > MAX_BODY_BYTES) {
+      return problem(Problem.of(413, "BODY_TOO_LARGE", "an event is at most " + MAX_BODY_BYTES + " bytes"));
+    }
+    if (!deliveries.verifies(ex.getRequestHeaders().getFirst(EventDelivery.HEADER), raw)) {
+      log.warn("fulfillment: a delivery without a valid {} refused ({} bytes from {})", EventDelivery.HEADER,
+          raw.length, ex.getRemoteAddress());
+      return problem(Problem.of(401, "BAD_SIGNATURE", "deliveries are signed by a relay (" + EventDelivery.HEADER + ")"));
+    }
+    JsonNode e = JSON.readTree(raw);
+    // integers that fit the columns: a wider one would wrap around to another event id or version
+    if (!e.path("event_id").isIntegralNumber() || !e.path("event_id").canConvertToLong()
+        || !e.path("order_id").isTextual() || !e.path("event_type").isTextual()
+        || !e.path("order_version").isIntegralNumber() || !e.path("order_version").canConvertToInt()) {
+      return problem(Problem.of(400, "BAD_EVENT",
+          "an event needs event_id and order_version (integers) and order_id and event_type (strings)"));
+    }
+    String effect = receive(e.path("event_id").asLong(), e.path("order_id").asText(),
+        e.path("event_type").asText(), e.path("order_version").asInt());
+    return new Reply(200, JSON.writeValueAsBytes(Map.of("effect", effect)), "application/json");
+  }
+
+  private static boolean isJson(String contentType) {
+    if (contentType == null) return false;
+    String type = contentType.split(";", 2)[0].trim().toLowerCase(java.util.Locale.ROOT);
+    return type.equals("application/json");
+  }
+
   /** An error answer: an RFC 9457 problem detail, like the API's. */
-  private static byte[] problem(Problem p, HttpExchange ex) {
-    ex.getResponseHeaders().set("Content-Type", Problem.MEDIA_TYPE);
-    return p.toJson();
+  private static Reply problem(Problem p) {
+    return new Reply(p.status(), p.toJson(), Problem.MEDIA_TYPE);
   }
 
   @Override

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.flashsale.domain.EventDelivery;
 import io.flashsale.fulfillment.RunningConsumer.Fulfillment;
 import io.flashsale.fulfillment.RunningConsumer.Stored;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
@@ -14,6 +15,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -229,6 +231,35 @@ class FulfillmentConsumerTest {
     assertEquals(before, consumer.stored());
   }
 
+  // ---- only a relay's delivery is read
+
+  static Stream<Arguments> forgedDeliveries() {
+    return Stream.of(
+        Arguments.of("text/plain, as a web page may send without a preflight", "text/plain", null, 415,
+            "UNSUPPORTED_MEDIA_TYPE"),
+        Arguments.of("no Content-Type", null, null, 415, "UNSUPPORTED_MEDIA_TYPE"),
+        Arguments.of("JSON without a signature", "application/json", null, 401, "BAD_SIGNATURE"),
+        Arguments.of("JSON signed with another key", "application/json",
+            new EventDelivery("another-secret-0123456789abcdef0123456789"), 401, "BAD_SIGNATURE"));
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("forgedDeliveries")
+  void aDeliveryNotSignedByARelayIsRefusedAndChangesNothing(String what, String contentType, EventDelivery signer,
+      int status, String code) throws Exception {
+    // a real event's id and a version above any: it would ship, then shadow every later event of the order
+    Event paid = newEvent("ORDER_PAID", Integer.MAX_VALUE);
+    Stored before = consumer.stored();
+    HttpRequest.Builder forged = HttpRequest.newBuilder(URI.create(consumer.url()))
+        .POST(HttpRequest.BodyPublishers.ofString(paid.json()));
+    if (contentType != null) forged.header("Content-Type", contentType);
+    if (signer != null) forged.header(EventDelivery.HEADER, signer.sign(paid.json().getBytes(StandardCharsets.UTF_8)));
+
+    assertProblem(status, code, send(forged));
+    assertEquals(before, consumer.stored());
+    assertEffect("APPLIED", deliver(paid.json())); // the event id was not claimed
+  }
+
   @ParameterizedTest
   @ValueSource(strings = {"GET", "PUT", "DELETE"})
   void onlyPostIsAnsweredAndNothingElseIsStored(String method) throws Exception {
@@ -309,11 +340,15 @@ class FulfillmentConsumerTest {
     }
   }
 
+  /** As a relay delivers: JSON, signed with the delivery secret. */
   private static Answer deliver(String body) throws IOException, InterruptedException {
     return send(HttpRequest.newBuilder(URI.create(consumer.url()))
         .header("Content-Type", "application/json")
+        .header(EventDelivery.HEADER, SIGNER.sign(body.getBytes(StandardCharsets.UTF_8)))
         .POST(HttpRequest.BodyPublishers.ofString(body)));
   }
+
+  private static final EventDelivery SIGNER = new EventDelivery(RunningConsumer.DELIVERY_SECRET);
 
   private static Answer send(HttpRequest.Builder request) throws IOException, InterruptedException {
     HttpResponse<String> r = HTTP.send(request.build(), HttpResponse.BodyHandlers.ofString());

@@ -24,6 +24,8 @@ import java.util.stream.LongStream;
 public final class RunningConsumer implements AutoCloseable {
   private static final String HOST = "127.0.0.1";
   private static final String USER = "postgres";
+  /** The secret its relays sign deliveries with (the outbox relay's tests sign with it too). */
+  public static final String DELIVERY_SECRET = "test-delivery-secret-0123456789abcdef";
 
   /** One arrival as ful_received records it. */
   public record Arrival(long eventId, String orderId, String effect) {}
@@ -43,7 +45,7 @@ public final class RunningConsumer implements AutoCloseable {
   private RunningConsumer(EmbeddedPostgres postgres, int port) throws IOException {
     String url = FulfillmentConsumer.jdbcUrl(postgres.getJdbcUrl(USER, "postgres"));
     this.port = port;
-    this.consumer = new FulfillmentConsumer(new Database(url, USER, USER, 4), HOST, port);
+    this.consumer = new FulfillmentConsumer(new Database(url, USER, USER, 4), HOST, port, DELIVERY_SECRET);
     this.inspect = new Database(url, USER, USER, 2);
     try {
       consumer.migrate();

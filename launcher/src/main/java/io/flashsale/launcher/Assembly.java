@@ -119,9 +119,10 @@ public final class Assembly {
     return new Orders(client, orderSettings(cfg.orders), cfg.temporal.callDeadline.toJavaDuration());
   }
 
-  /** The outbox relay delivering to {@code consumerUrl}. */
-  public static OutboxRelay relay(FlashsaleConfiguration.RelaySettings r, Database db, String consumerUrl) {
-    return new OutboxRelay(db, consumerUrl, r.batchSize, r.pollInterval.toMilliseconds(), "embedded",
+  /** The outbox relay delivering to {@code consumerUrl}, each delivery signed with {@code deliverySecret}. */
+  public static OutboxRelay relay(FlashsaleConfiguration.RelaySettings r, Database db, String consumerUrl,
+      String deliverySecret) {
+    return new OutboxRelay(db, consumerUrl, deliverySecret, r.batchSize, r.pollInterval.toMilliseconds(), "embedded",
         r.deliveryTimeout.toJavaDuration());
   }
 

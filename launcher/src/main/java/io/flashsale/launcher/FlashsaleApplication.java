@@ -37,7 +37,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
   public record Wiring(Database db, Orders orders, Reconciler reconciler, PaymentChannel channel, Skus skus,
       TemporalRuntime temporal, io.flashsale.launcher.TemporalEngine engine, LocalStack stack, FulfillmentConsumer consumer, OutboxRelay relay,
       WorkflowAudit workflowAudit, Safeguards safeguards, String jdbcUrl, String channelUrl, int apiPort, int adminPort, String callbackSecret,
-      String merchantKey) {}
+      String merchantKey, String deliverySecret) {}
 
   private volatile Wiring wiring;
   /**
@@ -135,6 +135,11 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
       // and the stub's merchant API answers only this service: nobody else can charge an order
       cfg.channel.merchantKey = randomKey();
     }
+    if (cfg.embedded && (cfg.consumer.deliverySecret == null || cfg.consumer.deliverySecret.isBlank())) {
+      // the consumer reads only what its relays signed: a random key per start unless a relay of
+      // another process needs it (FLASHSALE_DELIVERY_SECRET in embedded.yml)
+      cfg.consumer.deliverySecret = randomKey();
+    }
     int apiPort = port(cfg, true);
     int adminPort = port(cfg, false);
     if (cfg.auth.devLoginEnabled(cfg.embedded)) {
@@ -226,7 +231,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     FulfillmentConsumer consumer = null;
     if (cfg.consumer.enabled) {
       consumer = new FulfillmentConsumer(new Database(FulfillmentConsumer.jdbcUrl(jdbcUrl), cfg.database.user,
-          cfg.database.password, 4), cfg.consumer.host, cfg.consumer.port);
+          cfg.database.password, 4), cfg.consumer.host, cfg.consumer.port, cfg.consumer.deliverySecret);
       consumer.migrate();
       env.lifecycle().manage(consumer);
       exit.expect("consumerStopped", consumer::isStopped);
@@ -236,7 +241,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
       String consumerUrl = cfg.relay.consumerUrl == null || cfg.relay.consumerUrl.isBlank()
           ? "http://" + cfg.consumer.host + ":" + cfg.consumer.port + "/events"
           : cfg.relay.consumerUrl;
-      relay = Assembly.relay(cfg.relay, db, consumerUrl);
+      relay = Assembly.relay(cfg.relay, db, consumerUrl, cfg.consumer.deliverySecret);
       env.lifecycle().manage(relay);
       exit.expect("relayStopped", relay::isStopped);
     }
@@ -276,7 +281,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     if (stack != null) env.healthChecks().register("postgresql-process", stack.postgresProcessCheck());
 
     wiring = new Wiring(db, orders, reconciler, channel, skus, temporal, engine, stack, consumer, relay, audit, safeguards, jdbcUrl, channelUrl,
-        apiPort, adminPort, cfg.channel.callbackSecret, cfg.channel.merchantKey);
+        apiPort, adminPort, cfg.channel.callbackSecret, cfg.channel.merchantKey, cfg.consumer.deliverySecret);
     LocalStack shown = stack;
     io.flashsale.launcher.TemporalEngine shownEngine = engine;
     String shownTarget = temporalTarget;

@@ -237,8 +237,13 @@ public class FlashsaleConfiguration extends Configuration {
   }
 
   public static class ChannelSettings {
-    /** External channel; ignored when embedded. */
+    /** External channel; ignored when embedded. https outside the local default (SecretsCheck). */
     @JsonProperty public String baseUrl;
+    /**
+     * Acknowledges a channel reached over plain http outside the local default (a lab channel, the
+     * compose demo's stub): its merchant key and its answers travel in clear.
+     */
+    @JsonProperty public boolean plainHttpOutsideLocalDefault = false;
     @NotEmpty @JsonProperty public String host = "127.0.0.1";
     @PortRange @JsonProperty public int embeddedPort = 8090;
     /** The charge / query / close HTTP timeout. */
@@ -393,6 +398,12 @@ public class FlashsaleConfiguration extends Configuration {
     @JsonProperty public boolean enabled = true;
     @NotEmpty @JsonProperty public String host = "127.0.0.1";
     @PortRange @JsonProperty public int port = 8092;
+    /**
+     * The secret every relay signs each delivery with (the relays of this process and {@code
+     * ./flashsale relay}, which reads it from FLASHSALE_DELIVERY_SECRET); the consumer refuses any
+     * delivery it did not sign. Required outside the local default, which makes a random one per start.
+     */
+    @JsonProperty public String deliverySecret = "";
   }
 
   /**

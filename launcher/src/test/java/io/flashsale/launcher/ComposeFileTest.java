@@ -230,6 +230,40 @@ class ComposeFileTest {
     assertEquals(appPort, notify.getPort());
   }
 
+  /**
+   * The database's roles keep the passwords the first start gives them: the init script (sourced
+   * under set -e by the postgres image) refuses .env.example's placeholders and short ones before
+   * it creates anything. Run here with sh and a psql that only says it was called.
+   */
+  @Test
+  void theDatabaseInitRefusesPlaceholderPasswords() throws Exception {
+    Path bin = Files.createTempDirectory("fake-psql");
+    Path psql = bin.resolve("psql");
+    Files.writeString(psql, "#!/bin/sh\necho psql-called\n");
+    psql.toFile().setExecutable(true);
+    String good = "0123456789abcdef0123456789abcdef";
+    String refused = initDatabase(bin, envExample.get("POSTGRES_PASSWORD"), envExample.get("FLASHSALE_DB_PASSWORD"),
+        envExample.get("TEMPORAL_DB_PASSWORD"));
+    assertTrue(refused.startsWith("exit 1") && refused.contains("POSTGRES_PASSWORD is a placeholder")
+        && !refused.contains("psql-called"), "the example's passwords create no role: " + refused);
+    String shortOne = initDatabase(bin, good, "short", good);
+    assertTrue(shortOne.startsWith("exit 1") && shortOne.contains("FLASHSALE_DB_PASSWORD is shorter"), shortOne);
+    String created = initDatabase(bin, good, good + "1", good + "2");
+    assertTrue(created.startsWith("exit 0") && created.contains("psql-called"), created);
+  }
+
+  private static String initDatabase(Path fakeBin, String postgres, String flashsale, String temporal) throws Exception {
+    ProcessBuilder pb = new ProcessBuilder("sh", "-ec", ". " + DOCKER.resolve("postgres-init.sh")).redirectErrorStream(true);
+    pb.environment().put("PATH", fakeBin + ":" + System.getenv("PATH"));
+    pb.environment().put("POSTGRES_USER", "postgres");
+    pb.environment().put("POSTGRES_PASSWORD", postgres);
+    pb.environment().put("FLASHSALE_DB_PASSWORD", flashsale);
+    pb.environment().put("TEMPORAL_DB_PASSWORD", temporal);
+    Process p = pb.start();
+    String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+    return "exit " + p.waitFor() + ": " + out;
+  }
+
   @Test
   void everyConfigurationVariableIsProvidedToTheAppContainers() {
     Map<String, Boolean> variables = new LinkedHashMap<>(); // name -> has a default in the config
@@ -237,7 +271,7 @@ class ComposeFileTest {
     while (m.find()) variables.merge(m.group(1), m.group(2) != null, Boolean::logicalAnd);
     assertTrue(variables.keySet().containsAll(
         Set.of("FLASHSALE_DB_PASSWORD", "FLASHSALE_TOKEN_SECRET", "FLASHSALE_CALLBACK_SECRET",
-            "FLASHSALE_CHANNEL_MERCHANT_KEY")),
+            "FLASHSALE_CHANNEL_MERCHANT_KEY", "FLASHSALE_DELIVERY_SECRET")),
         "production.example.yml takes its secrets from the environment: " + variables.keySet());
     assertFalse(productionText.contains("change-me"), "no placeholder secret in production.example.yml");
 
@@ -365,6 +399,7 @@ class ComposeFileTest {
       assertEquals(envExample.get("FLASHSALE_TOKEN_SECRET"), cfg.auth.secret);
       assertEquals(envExample.get("FLASHSALE_CALLBACK_SECRET"), cfg.channel.callbackSecret);
       assertEquals(envExample.get("FLASHSALE_CHANNEL_MERCHANT_KEY"), cfg.channel.merchantKey);
+      assertEquals(envExample.get("FLASHSALE_DELIVERY_SECRET"), cfg.consumer.deliverySecret);
       assertNotNull(cfg.channel.baseUrl, "a worker needs channel.baseUrl");
       assertFalse(cfg.channel.notifyUrl.isBlank(), "a worker needs channel.notifyUrl");
     }

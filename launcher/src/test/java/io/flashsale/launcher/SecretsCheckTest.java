@@ -18,6 +18,9 @@ class SecretsCheckTest {
     cfg.channel.callbackSecret = callbackSecret;
     cfg.channel.merchantKey = "fedcba9876543210fedcba9876543210";
     cfg.auth.adminToken = "0a1b2c3d4e5f60718293a4b5c6d7e8f9";
+    cfg.database.password = "9f8e7d6c5b4a39281706f5e4d3c2b1a0";
+    cfg.consumer.deliverySecret = "d0e1f2a3b4c5d6e7f8091a2b3c4d5e6f";
+    cfg.channel.baseUrl = "https://channel.example";
     return cfg;
   }
 
@@ -34,7 +37,8 @@ class SecretsCheckTest {
     FlashsaleConfiguration forgot = new FlashsaleConfiguration();
     assertFalse(forgot.embedded);
     assertEquals(List.of("auth.secret is missing", "channel.callbackSecret is missing", "channel.merchantKey is missing",
-        "auth.adminToken is missing"), SecretsCheck.problems(forgot));
+        "auth.adminToken is missing", "consumer.deliverySecret is missing", "database.password is missing"),
+        SecretsCheck.problems(forgot));
   }
 
   /** Dev login hands out tokens for any tenant/subject: outside the local default it needs a second, named setting. */
@@ -105,6 +109,50 @@ class SecretsCheckTest {
     cfg.auth.secret = "short";
     assertEquals(List.of("auth.secret is shorter than 32 bytes"), SecretsCheck.problems(cfg),
         "auth.secret next to keys is a key too");
+  }
+
+  /** The shipped .env.example's values (change-me-…) and every secret a deployment uses, database and engine included. */
+  @Test
+  void productionRefusesPlaceholdersEverywhere() {
+    FlashsaleConfiguration cfg = production(GOOD, GOOD + "x");
+    cfg.database.password = "change-me-flashsale-db";
+    cfg.consumer.deliverySecret = "change-me-delivery-secret";
+    cfg.temporal.apiKey = "${TEMPORAL_API_KEY}";
+    assertEquals(List.of("consumer.deliverySecret is the placeholder 'change-me-delivery-secret'",
+        "database.password is the placeholder 'change-me-flashsale-db'",
+        "temporal.apiKey is an unset environment variable (${TEMPORAL_API_KEY})"), SecretsCheck.problems(cfg));
+    cfg.consumer.enabled = false;
+    cfg.relay.enabled = false;
+    cfg.database.password = GOOD;
+    cfg.temporal.apiKey = "";
+    assertTrue(SecretsCheck.problems(cfg).isEmpty(), "no consumer and no relay here: no delivery secret needed");
+  }
+
+  /** The merchant key and the channel's answers (a spoofed CHARGED) travel in clear over http. */
+  @Test
+  void productionRefusesAPlainHttpChannelUnlessAcknowledged() {
+    FlashsaleConfiguration cfg = production(GOOD, GOOD + "x");
+    cfg.channel.baseUrl = "http://channel.example:8090";
+    assertEquals(List.of("channel.baseUrl is not https (the merchant key and the channel's answers would travel in"
+        + " clear); a lab channel over http also needs channel.plainHttpOutsideLocalDefault: true"), SecretsCheck.problems(cfg));
+    cfg.channel.plainHttpOutsideLocalDefault = true;
+    assertTrue(SecretsCheck.problems(cfg).isEmpty(), "acknowledged (the compose demo's stub)");
+  }
+
+  /** A worker checks what it uses: not the token keys or the admin token it never reads. */
+  @Test
+  void aWorkerChecksTheSecretsItUses() {
+    FlashsaleConfiguration cfg = new FlashsaleConfiguration();
+    cfg.channel.baseUrl = "http://channel.example:8090";
+    assertEquals(List.of("channel.merchantKey is missing", "database.password is missing",
+        "channel.baseUrl is not https (the merchant key and the channel's answers would travel in clear); a lab"
+            + " channel over http also needs channel.plainHttpOutsideLocalDefault: true"),
+        SecretsCheck.workerProblems(cfg));
+    cfg.channel.merchantKey = GOOD;
+    cfg.database.password = GOOD + "y";
+    cfg.channel.baseUrl = "https://channel.example";
+    assertTrue(SecretsCheck.workerProblems(cfg).isEmpty());
+    assertThrows(IllegalStateException.class, () -> SecretsCheck.requireForWorker(new FlashsaleConfiguration()));
   }
 
   @Test

@@ -2,6 +2,7 @@ package io.flashsale.outbox;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.dropwizard.lifecycle.Managed;
+import io.flashsale.domain.EventDelivery;
 import io.flashsale.persistence.Database;
 import io.flashsale.persistence.Outbox;
 import io.flashsale.persistence.OutboxEvent;
@@ -38,6 +39,8 @@ public final class OutboxRelay implements Managed {
   private final int batchSize;
   private final long pollMillis;
   private final String name;
+  /** Signs every delivery: the consumer refuses anything else. */
+  private final EventDelivery signer;
   /** The consumer's answer is awaited this long by default. */
   public static final Duration DEFAULT_DELIVERY_TIMEOUT = Duration.ofSeconds(5);
 
@@ -51,22 +54,25 @@ public final class OutboxRelay implements Managed {
   private volatile boolean skipLocked = true;
   private ScheduledExecutorService loop;
 
-  public OutboxRelay(Database db, String consumerUrl, int batchSize, long pollMillis, String name) {
-    this(db, consumerUrl, batchSize, pollMillis, name, DEFAULT_DELIVERY_TIMEOUT);
+  public OutboxRelay(Database db, String consumerUrl, String deliverySecret, int batchSize, long pollMillis,
+      String name) {
+    this(db, consumerUrl, deliverySecret, batchSize, pollMillis, name, DEFAULT_DELIVERY_TIMEOUT);
   }
 
   /**
+   * @param deliverySecret the secret the consumer shares with its relays; every delivery is signed with it
    * @param deliveryTimeout how long one delivery waits for the consumer's answer; past it the
    *     event stays unpublished and is delivered again in a later round
    */
-  public OutboxRelay(Database db, String consumerUrl, int batchSize, long pollMillis, String name,
-      Duration deliveryTimeout) {
+  public OutboxRelay(Database db, String consumerUrl, String deliverySecret, int batchSize, long pollMillis,
+      String name, Duration deliveryTimeout) {
     // a batch of 0 is always "full": drain() would spin without ever delivering
     if (batchSize < 1) throw new IllegalArgumentException("relay batch size must be at least 1, not " + batchSize);
     if (deliveryTimeout.isNegative() || deliveryTimeout.isZero()) {
       throw new IllegalArgumentException("relay delivery timeout must be positive, not " + deliveryTimeout);
     }
     this.deliveryTimeout = deliveryTimeout;
+    this.signer = new EventDelivery(deliverySecret);
     this.db = db;
     this.consumerUrl = consumerUrl;
     this.batchSize = batchSize;
@@ -112,10 +118,12 @@ public final class OutboxRelay implements Managed {
       body.put("event_type", e.eventType());
       body.put("order_version", e.orderVersion());
       body.put("payload", e.payload());
+      byte[] raw = JSON.writeValueAsBytes(body);
       HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(consumerUrl))
           .timeout(deliveryTimeout)
           .header("Content-Type", "application/json")
-          .POST(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body)))
+          .header(EventDelivery.HEADER, signer.sign(raw))
+          .POST(HttpRequest.BodyPublishers.ofByteArray(raw))
           .build(), HttpResponse.BodyHandlers.ofString());
       if (r.statusCode() / 100 == 2) return true; // any 2xx is an acknowledgement (202, 204 …)
       log.warn("relay {}: order {} event {} answered {}", name, e.orderId(), e.eventId(), r.statusCode());

@@ -245,7 +245,7 @@ class OutboxRelayTest {
   // ---- relays and what they did
 
   private OutboxRelay relay(int batchSize) {
-    return new OutboxRelay(db, consumer.url(), batchSize, POLL_MILLIS, "test");
+    return new OutboxRelay(db, consumer.url(), RunningConsumer.DELIVERY_SECRET, batchSize, POLL_MILLIS, "test");
   }
 
   private static void stop(OutboxRelay relay) {

@@ -17,8 +17,9 @@ import javax.crypto.spec.SecretKeySpec;
 /**
  * Signed session tokens: keyId "." base64url("tenant|subject|expiry|issuedAtMillis|tokenId") "."
  * base64url(HMAC-SHA256 of keyId "." claims) under the key of that id. The issued-at time lets a
- * revocation or a logout refuse every token issued until then (Principals.Standing); claims
- * without it (the format before) read as issued at 0. Tokens are signed with the signing key and verified
+ * revocation or a logout refuse every token issued until then (Principals.Standing), and bounds
+ * the token's life: claims without it, or living longer than the configured lifetime, are refused
+ * whoever signed them (docs/DESIGN.md §Tokens and sessions). Tokens are signed with the signing key and verified
  * with whichever configured key their id names, so a new key can be introduced and the old one
  * retired without logging anyone out. A token without a key id (the format before key ids) is
  * verified with the key {@value #DEFAULT_KEY_ID} only. Any change to any part fails verification.
@@ -30,7 +31,7 @@ public final class TokenService {
   /** The id of the single key given as auth.secret (and of the random key of the local default). */
   public static final String DEFAULT_KEY_ID = "default";
   private static final Pattern CLAIMS = Pattern.compile(
-      "([A-Za-z0-9._-]{1,64})\\|([A-Za-z0-9._-]{1,64})\\|(\\d{1,12})(?:\\|(\\d{1,15})\\|([A-Za-z0-9_-]{16}))?");
+      "([A-Za-z0-9._-]{1,64})\\|([A-Za-z0-9._-]{1,64})\\|(\\d{1,12})\\|(\\d{1,15})\\|([A-Za-z0-9_-]{16})");
   private static final SecureRandom IDS = new SecureRandom();
 
   /**
@@ -205,8 +206,8 @@ public final class TokenService {
     if (!m.matches()) return Optional.empty();
     long expiresAt = Long.parseLong(m.group(3));
     if (expiresAt < clock.instant().getEpochSecond()) return Optional.empty();
-    long issuedAt = m.group(4) == null ? 0 : Long.parseLong(m.group(4));
-    if (issuedAt > 0 && !plausible(issuedAt, expiresAt)) return Optional.empty();
+    long issuedAt = Long.parseLong(m.group(4));
+    if (!plausible(issuedAt, expiresAt)) return Optional.empty();
     return Optional.of(new Caller(m.group(1), m.group(2), expiresAt, issuedAt, m.group(5), keyId));
   }
 

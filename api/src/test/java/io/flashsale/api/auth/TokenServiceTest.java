@@ -39,12 +39,17 @@ class TokenServiceTest {
   }
 
   @Test
-  void aTokenOfTheFormatWithoutIssuedAtReadsAsIssuedAtZero() throws Exception {
+  void aTokenWithoutIssuedAtIsRefusedWhoeverSignedIt() throws Exception {
+    // correctly signed, with the key of the service: an external login's token of the old format
     String signed = "default." + b64(("t1|user-0042|" + (nowSeconds + 30)).getBytes(StandardCharsets.UTF_8));
     Mac mac = Mac.getInstance("HmacSHA256");
     mac.init(new SecretKeySpec("test-secret".getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
-    Caller c = tokens.verify(signed + "." + b64(mac.doFinal(signed.getBytes(StandardCharsets.UTF_8)))).orElseThrow();
-    assertEquals(0, c.issuedAtMillis(), "so any logout or revocation refuses it");
+    assertTrue(tokens.verify(signed + "." + b64(mac.doFinal(signed.getBytes(StandardCharsets.UTF_8)))).isEmpty(),
+        "no issued-at: no bound on its life, and a logout would be forgotten before it expires");
+    String withIssuedAt = "default." + b64(("t1|user-0042|" + (nowSeconds + 30) + "|" + now.millis() + "|"
+        + "AAAAAAAAAAAAAAAA").getBytes(StandardCharsets.UTF_8));
+    assertTrue(tokens.verify(withIssuedAt + "." + b64(mac.doFinal(withIssuedAt.getBytes(StandardCharsets.UTF_8))))
+        .isPresent(), "the same claims with issued-at and id verify");
   }
 
   @Test
@@ -185,7 +190,8 @@ class TokenServiceTest {
   @Test
   void aTokenWithoutKeyIdIsVerifiedWithTheDefaultKeyOnly() throws Exception {
     // the format before key ids: base64(claims) "." base64(HMAC(claims))
-    String claims = b64(("t1|user-0042|" + (nowSeconds + 30)).getBytes(StandardCharsets.UTF_8));
+    String claims = b64(("t1|user-0042|" + (nowSeconds + 30) + "|" + now.millis() + "|AAAAAAAAAAAAAAAA")
+        .getBytes(StandardCharsets.UTF_8));
     Mac mac = Mac.getInstance("HmacSHA256");
     mac.init(new SecretKeySpec("test-secret".getBytes(StandardCharsets.UTF_8), "HmacSHA256"));
     String legacy = claims + "." + b64(mac.doFinal(claims.getBytes(StandardCharsets.UTF_8)));

@@ -54,6 +54,7 @@ public class WorkerCommand extends ConfiguredCommand<FlashsaleConfiguration> {
     if (cfg.database.url == null || cfg.channel.baseUrl == null || cfg.channel.notifyUrl == null || cfg.channel.notifyUrl.isBlank()) {
       throw new IllegalArgumentException("a worker needs database.url, channel.baseUrl and channel.notifyUrl");
     }
+    io.flashsale.launcher.SecretsCheck.requireForWorker(cfg);
     Database db = Assembly.pool(cfg.database, cfg.database.url);
     io.flashsale.launcher.observe.Tracing tracing = io.flashsale.launcher.observe.Tracing.start(cfg.tracing,
         io.flashsale.launcher.observe.Tracing.serviceName(cfg.tracing, false, true));
