@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One evidence run: the same full build and test run as ./flashsale test (mvn -B -T 2 verify: every
+# One evidence run: the same full build and test run as ./flashsale test (./flashsale verify: every
 # module's unit tests, PBT-01, the experiments on both engines), carried on past a failing test so
 # every experiment writes its record; then evidence/summary.sh writes evidence/output.txt and
 # replaces evidence/schemathesis/ and evidence/webui/ with this run's artefacts (all stamped with
@@ -41,9 +41,9 @@ rm -rf -- */target/surefire-reports evidence/target/evidence launcher/target/evi
   evidence/target/schemathesis
 mkdir -p evidence/target
 log=evidence/target/evidence-run.log
-echo "evidence: mvn -B -T 2 verify (every module; log in $log) ..." >&2
+echo "evidence: ./flashsale verify (every module; log in $log) ..." >&2
 set +e
-mvn -B -T 2 verify -Dmaven.test.failure.ignore=true -Dsurefire.failIfNoSpecifiedTests=false \
+./flashsale verify -Dmaven.test.failure.ignore=true -Dsurefire.failIfNoSpecifiedTests=false \
   ${select[@]+"${select[@]}"} ${maven[@]+"${maven[@]}"} > "$log" 2>&1
 build=$?
 set -e

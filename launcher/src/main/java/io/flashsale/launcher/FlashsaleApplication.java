@@ -123,6 +123,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
   private void start(FlashsaleConfiguration cfg, Environment env) throws Exception {
     SecretsCheck.require(cfg);
     poolSmallBuffers(cfg);
+    readBodiesBeforeThreads(cfg, env);
     // managed first, so it stops last: the exit record, once everything else stopped
     GracefulExit exit = new GracefulExit();
     env.lifecycle().manage(exit);
@@ -406,6 +407,26 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
       }
     }
   }
+
+  /**
+   * On the application connectors, a request reaches a thread only with its whole body read
+   * (api's WholeBodyFirst, docs/DESIGN.md §Slow clients): the server's handler is wrapped as the
+   * server starts, before any connector accepts.
+   */
+  static void readBodiesBeforeThreads(FlashsaleConfiguration cfg, Environment env) {
+    env.lifecycle().addEventListener(new org.eclipse.jetty.util.component.LifeCycle.Listener() {
+      @Override
+      public void lifeCycleStarting(org.eclipse.jetty.util.component.LifeCycle event) {
+        if (event instanceof org.eclipse.jetty.server.Server server) {
+          server.setHandler(new io.flashsale.api.core.WholeBodyFirst(server.getHandler(), APPLICATION_CONNECTOR,
+              cfg.maxBodySize.toBytes(), cfg.bodyReadDeadline.toJavaDuration()));
+        }
+      }
+    });
+  }
+
+  /** The name Dropwizard gives its application connectors (the admin ones are "admin"). */
+  static final String APPLICATION_CONNECTOR = "application";
 
   /** Dropwizard's default {@code minBufferPoolSize}. */
   static final long DROPWIZARD_MIN_BUFFER_POOL_BYTES = 64;

@@ -71,6 +71,13 @@ public class FlashsaleConfiguration extends Configuration {
   /** Request bodies larger than this are refused with 413 BODY_TOO_LARGE before they are read. */
   @NotNull @MinDataSize(value = 1, unit = DataSizeUnit.BYTES) @JsonProperty
   public DataSize maxBodySize = DataSize.kibibytes(16);
+  /**
+   * A request body is read in full, without a thread, before the application sees the request;
+   * one that has not arrived this long after the request started is refused with 408
+   * (docs/DESIGN.md §Slow clients).
+   */
+  @NotNull @MinDuration(value = 100, unit = TimeUnit.MILLISECONDS) @JsonProperty
+  public Duration bodyReadDeadline = Duration.seconds(10);
   /** Open order event streams (SSE) at once; past it 503. */
   @Min(1) @JsonProperty public int maxEventStreams = 100;
   /** One principal's share of them; past it 429 with Retry-After (one token cannot take them all). */
