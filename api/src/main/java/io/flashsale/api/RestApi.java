@@ -59,13 +59,16 @@ public final class RestApi {
   /**
    * The API's limits and switches: the config keys of the same names, the sizes in bytes and the
    * durations in milliseconds (maxBodySize, createLatencyBudget, maxEventStreamDuration,
-   * eventStreamHeartbeat).
+   * eventStreamHeartbeat); {@code rateLimits} null: no per-principal rates (rateLimits.enabled: false).
    */
   public record Settings(long maxBodyBytes, int maxCreatesInFlight, int minCreatesInFlight, long createLatencyBudgetMs,
       int maxCreatesInFlightPerPrincipal,
       int maxExports, int maxExportsPerPrincipal, int maxEventStreams, int maxEventStreamsPerPrincipal,
       long maxEventStreamMs, long eventStreamHeartbeatMs, boolean devLogin,
-      Boolean secureCookie, boolean localDefault, String adminToken) {}
+      Boolean secureCookie, boolean localDefault, String adminToken, Rates rateLimits) {}
+
+  /** Per-principal request rates: writes and reads per second, each with its burst. */
+  public record Rates(double writesPerSecond, int writeBurst, double readsPerSecond, int readBurst) {}
 
   /**
    * What the API talks to. {@code stockView} (started and stopped by the launcher) answers the
@@ -99,6 +102,11 @@ public final class RestApi {
         .buildAuthFilter()));
     env.jersey().register(new AuthValueFactoryProvider.Binder<>(Caller.class));
     env.jersey().register(new BodyLimit(s.maxBodyBytes()));
+    if (s.rateLimits() != null) {
+      Rates r = s.rateLimits();
+      env.jersey().register(new io.flashsale.api.resources.RateLimits(r.writesPerSecond(), r.writeBurst(),
+          r.readsPerSecond(), r.readBurst()));
+    }
     env.jersey().register(new StrictJson());
     env.jersey().register(new OrderMdc.JerseyFilter());
     env.servlets().addFilter("order-mdc", new OrderMdc.ClearFilter()).addMappingForUrlPatterns(null, false, "/*");

@@ -157,6 +157,8 @@ public final class Assembly {
         cfg.createLatencyBudget.toMilliseconds(), cfg.maxCreatesInFlightPerPrincipal, cfg.maxExports,
         cfg.maxExportsPerPrincipal, cfg.maxEventStreams, cfg.maxEventStreamsPerPrincipal,
         cfg.maxEventStreamDuration.toMilliseconds(), cfg.eventStreamHeartbeat.toMilliseconds(),
-        cfg.auth.devLoginEnabled(cfg.embedded), cfg.auth.secureCookie, cfg.embedded, cfg.auth.adminToken);
+        cfg.auth.devLoginEnabled(cfg.embedded), cfg.auth.secureCookie, cfg.embedded, cfg.auth.adminToken,
+        cfg.rateLimits.enabled ? new RestApi.Rates(cfg.rateLimits.writesPerSecond, cfg.rateLimits.writeBurst,
+            cfg.rateLimits.readsPerSecond, cfg.rateLimits.readBurst) : null);
   }
 }

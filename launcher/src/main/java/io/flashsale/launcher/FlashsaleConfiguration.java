@@ -12,6 +12,7 @@ import io.dropwizard.validation.MinDuration;
 import io.dropwizard.validation.PortRange;
 import io.dropwizard.validation.ValidationMethod;
 import jakarta.validation.Valid;
+import jakarta.validation.constraints.DecimalMin;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotEmpty;
 import jakarta.validation.constraints.NotNull;
@@ -88,6 +89,7 @@ public class FlashsaleConfiguration extends Configuration {
   /** Keep-alive comment interval; a client that went away is noticed at the next write. */
   @NotNull @MinDuration(value = 1, unit = TimeUnit.MILLISECONDS) @JsonProperty
   public Duration eventStreamHeartbeat = Duration.seconds(15);
+  @Valid @NotNull @JsonProperty public RateLimitSettings rateLimits = new RateLimitSettings();
   @Valid @NotNull @JsonProperty public RelaySettings relay = new RelaySettings();
   @Valid @NotNull @JsonProperty public ConsumerSettings consumer = new ConsumerSettings();
   @Valid @NotNull @JsonProperty public ReconciliationSettings reconciliation = new ReconciliationSettings();
@@ -353,6 +355,19 @@ public class FlashsaleConfiguration extends Configuration {
      */
     @NotNull @MinDuration(value = 1, unit = TimeUnit.SECONDS) @JsonProperty
     public Duration attentionAfter = Duration.minutes(30);
+  }
+
+  /**
+   * Per-principal request rates (docs/DESIGN.md §Overload), token buckets on every authenticated
+   * request: writes (create, pay, cancel, logout) and reads; past them 429 RATE_LIMITED with
+   * Retry-After while every other principal is served. A person clicking never meets them.
+   */
+  public static class RateLimitSettings {
+    @JsonProperty public boolean enabled = true;
+    @DecimalMin(value = "0.001") @JsonProperty public double writesPerSecond = 5;
+    @Min(1) @JsonProperty public int writeBurst = 20;
+    @DecimalMin(value = "0.001") @JsonProperty public double readsPerSecond = 20;
+    @Min(1) @JsonProperty public int readBurst = 60;
   }
 
   public static class RelaySettings {

@@ -35,8 +35,9 @@ public final class Inventory {
   }
 
   /**
-   * Conditional decrement, then the per-user check (serialized by the SKU row lock the decrement
-   * took), then the reservation row. On SOLD_OUT / USER_LIMIT the caller must roll back.
+   * The per-user check, conditional decrement, the per-user check again (serialized by the SKU row
+   * lock the decrement took), then the reservation row. On SOLD_OUT / USER_LIMIT the caller must
+   * roll back.
    */
   public static Take reserve(Connection c, String key, String tenant, String sku, String subject, int quantity,
       int perUserLimit, Duration ttl) throws SQLException {
@@ -45,9 +46,16 @@ public final class Inventory {
     return taken;
   }
 
-  /** The stock half of a reserve: decrement and per-user check, no reservation row yet. */
+  /**
+   * The stock half of a reserve: decrement and per-user check, no reservation row yet. A buyer
+   * already at the limit is refused before the decrement, so creates with fresh keys never take
+   * the hot SKU row's lock (docs/DESIGN.md §Overload); the check after the decrement is the one
+   * that holds under concurrency, serialized by that lock.
+   */
   public static Take take(Connection c, String tenant, String sku, String subject, int quantity, int perUserLimit)
       throws SQLException {
+    boolean limited = perUserLimit < Integer.MAX_VALUE; // a re-reserve passes MAX_VALUE: no limit, no sums
+    if (limited && (long) held(c, tenant, sku, subject) + quantity > perUserLimit) return Take.USER_LIMIT;
     try (PreparedStatement ps = c.prepareStatement(
         "UPDATE sku SET remaining = remaining - ? WHERE tenant = ? AND sku = ? AND remaining >= ?")) {
       ps.setInt(1, quantity);
@@ -56,6 +64,12 @@ public final class Inventory {
       ps.setInt(4, quantity);
       if (ps.executeUpdate() == 0) return Take.SOLD_OUT;
     }
+    if (limited && (long) held(c, tenant, sku, subject) + quantity > perUserLimit) return Take.USER_LIMIT;
+    return Take.HELD;
+  }
+
+  /** The units a buyer holds or bought of a SKU. */
+  private static int held(Connection c, String tenant, String sku, String subject) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(
         "SELECT coalesce(sum(quantity), 0) FROM reservation WHERE tenant = ? AND sku = ? AND subject = ?"
             + " AND status IN ('HELD', 'CONFIRMED')")) {
@@ -64,10 +78,9 @@ public final class Inventory {
       ps.setString(3, subject);
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
-        if (rs.getInt(1) + quantity > perUserLimit) return Take.USER_LIMIT;
+        return rs.getInt(1);
       }
     }
-    return Take.HELD;
   }
 
   public static void hold(Connection c, String key, String tenant, String sku, String subject, int quantity, Duration ttl)

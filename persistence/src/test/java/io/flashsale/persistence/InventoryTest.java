@@ -182,6 +182,48 @@ class InventoryTest {
     assertEquals(HELD, reserve(newKey(), sku, BOB, 2));
   }
 
+  /**
+   * A buyer at the limit who keeps creating with fresh keys must not queue on the hot SKU row: with
+   * the row locked by another transaction (a create in flight), the take answers USER_LIMIT at once.
+   */
+  @Test
+  void aBuyerAtTheLimitIsRefusedWithoutTakingTheSkuRowLock() throws Exception {
+    String sku = newSku(10, 1);
+    reserve(newKey(), sku, ALICE, 1);
+    java.util.concurrent.CountDownLatch locked = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+    Thread holder = new Thread(() -> pg.db().inTx(c -> {
+      try (var ps = c.prepareStatement("SELECT 1 FROM sku WHERE tenant = ? AND sku = ? FOR UPDATE")) {
+        ps.setString(1, TENANT);
+        ps.setString(2, sku);
+        ps.executeQuery().close();
+      }
+      locked.countDown();
+      try {
+        done.await(30, java.util.concurrent.TimeUnit.SECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
+      return null;
+    }));
+    holder.start();
+    try {
+      assertTrue(locked.await(10, java.util.concurrent.TimeUnit.SECONDS));
+      Take refused = pg.db().inTx(c -> {
+        try (var st = c.createStatement()) {
+          st.execute("SET LOCAL lock_timeout = '2s'"); // waiting on the row would fail the take instead
+        }
+        Take t = Inventory.take(c, TENANT, sku, ALICE, 1, 1);
+        c.rollback();
+        return t;
+      });
+      assertEquals(USER_LIMIT, refused);
+    } finally {
+      done.countDown();
+      holder.join(10_000);
+    }
+  }
+
   @Test
   void confirmedUnitsCountTowardTheLimitAndReleasedOnesDoNot() {
     String sku = newSku(10, 2);

@@ -53,6 +53,9 @@ public class BenchCommand extends StackScriptCommand {
     // spans are still made and carried (as in production without a collector), not logged: a line
     // per span would be most of the console and of the service's CPU the bench measures
     cfg.tracing.exporter = FlashsaleConfiguration.TracingSettings.Exporter.NONE;
+    // the load's 50 buyers each send far more than a person does: the bench measures the service's
+    // throughput, not the per-principal rates that would cut each buyer down to a few requests a second
+    cfg.rateLimits.enabled = false;
     quietCancelledPromises();
     ordersWorker = new Bench.OrdersWorker(
         io.flashsale.launcher.TemporalRuntime.cacheOptions(cfg.temporal.workflowCacheSize).build(),
