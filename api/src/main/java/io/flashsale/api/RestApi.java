@@ -108,6 +108,7 @@ public final class RestApi {
           r.readsPerSecond(), r.readBurst()));
     }
     env.jersey().register(new StrictJson());
+    env.jersey().register(new io.flashsale.api.core.NoStore());
     env.jersey().register(new OrderMdc.JerseyFilter());
     env.servlets().addFilter("order-mdc", new OrderMdc.ClearFilter()).addMappingForUrlPatterns(null, false, "/*");
     env.jersey().register(new ErrorMappers.MalformedJson());

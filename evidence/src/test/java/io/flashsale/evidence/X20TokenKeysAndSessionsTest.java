@@ -63,6 +63,9 @@ class X20TokenKeysAndSessionsTest {
     HttpJson owner = stack.api.as(t1);
     String id = Buyers.create(owner, "x20-1", "sku-x20", 1).text("order_id");
     ev.check(id != null, "an order to look at: " + id);
+    // a session and an order are nobody's to keep: no shared proxy or browser cache holds them
+    ev.equal("no-store", login.headers().firstValue("Cache-Control").orElse("(none)"), "the login answer: Cache-Control");
+    ev.equal("no-store", owner.get("/orders/" + id).header("Cache-Control"), "an order read: Cache-Control");
 
     // a forged or expired cookie: 401 even without the CSRF header (was 403 CSRF), nothing created
     int at = t1.length() - 10;

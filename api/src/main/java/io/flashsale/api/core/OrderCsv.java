@@ -10,8 +10,10 @@ import java.io.IOException;
 import java.io.Writer;
 
 /**
- * The order export's CSV: Jackson's CSV writer, every text field quoted (a value that starts with
- * =, + or - stays text in a spreadsheet, commas and quotes cannot shift columns), numbers bare.
+ * The order export's CSV: Jackson's CSV writer, every text field quoted (commas and quotes cannot
+ * shift columns), numbers bare. Quoting does not stop a spreadsheet from reading a cell that starts
+ * with =, +, -, @, a tab or a carriage return as a formula, so such a text value is written with a
+ * leading apostrophe (the spreadsheet convention for "this is text"; OWASP's CSV injection advice).
  */
 public final class OrderCsv implements AutoCloseable {
   public static final String HEADER = "order_id,status,version,sku,quantity,amount,request_key,created_at";
@@ -32,8 +34,16 @@ public final class OrderCsv implements AutoCloseable {
   }
 
   public void write(OrderDetails o) throws IOException {
-    rows.write(new Row(o.orderId(), o.status().name(), o.version(), o.sku(), o.quantity(), o.amount(), o.requestKey(),
-        o.createdAt()));
+    rows.write(new Row(text(o.orderId()), o.status().name(), o.version(), text(o.sku()), o.quantity(), o.amount(),
+        text(o.requestKey()), text(o.createdAt())));
+  }
+
+  /** A text cell a spreadsheet shows as text: a leading formula character gets an apostrophe before it. */
+  static String text(String value) {
+    if (value == null || value.isEmpty()) return value;
+    char first = value.charAt(0);
+    return first == '=' || first == '+' || first == '-' || first == '@' || first == '\t' || first == '\r'
+        ? "'" + value : value;
   }
 
   public void flush() throws IOException {

@@ -117,6 +117,20 @@ class AuthAndBodyLimitHttpTest {
     return HttpRequest.BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(bytes));
   }
 
+  /** An answer about a caller is nobody's to keep: Cache-Control: no-store, refusals included. */
+  @Test
+  void answersAreNotStoredByCaches() throws Exception {
+    String token = TOKENS.issue("t1", "user-nostore");
+    HttpResponse<String> mine = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + APP.getLocalPort() + "/mine"))
+        .header("Authorization", "Bearer " + token).GET().build(), HttpResponse.BodyHandlers.ofString());
+    assertEquals(200, mine.statusCode(), mine.body());
+    assertEquals("no-store", mine.headers().firstValue("Cache-Control").orElse("(none)"));
+    HttpResponse<String> refused = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + APP.getLocalPort()
+        + "/mine")).GET().build(), HttpResponse.BodyHandlers.ofString());
+    assertEquals(401, refused.statusCode());
+    assertEquals("no-store", refused.headers().firstValue("Cache-Control").orElse("(none)"));
+  }
+
   /** A body is one JSON value with each key once: read one way by every reader, or refused. */
   @Test
   void aDuplicateKeyOrTrailingDataIsRefusedBeforeTheResource() throws Exception {

@@ -22,6 +22,7 @@ final class AuthAndLimitWiring {
     env.jersey().register(new AuthValueFactoryProvider.Binder<>(Caller.class));
     env.jersey().register(new BodyLimit(limit));
     env.jersey().register(new io.flashsale.api.core.StrictJson());
+    env.jersey().register(new io.flashsale.api.core.NoStore());
     env.jersey().register(new ErrorMappers.MalformedJson());
     env.jersey().register(new ErrorMappers.WebErrors());
     env.jersey().register(new ErrorMappers.Unexpected());

@@ -23,7 +23,17 @@ class OrderCsvTest {
     }
     assertEquals(OrderCsv.HEADER + "\n"
         + "\"ord-0001\",\"PAID\",3,\"sku-lab-01\",1,1990,\"k1\",\"2026-11-30T10:00:00Z\"\n"
-        + "\"ord-0002\",\"PAID\",3,\"sku-lab-01\",1,1990,\"=SUM(A1),\"\"x\"\"\",\"2026-11-30T10:00:00Z\"\n",
+        + "\"ord-0002\",\"PAID\",3,\"sku-lab-01\",1,1990,\"'=SUM(A1),\"\"x\"\"\",\"2026-11-30T10:00:00Z\"\n",
         out.toString());
+  }
+
+  /** A quoted cell is still read as a formula by a spreadsheet: one that starts like one is made text. */
+  @Test
+  void aTextValueThatStartsLikeAFormulaIsWrittenAsText() {
+    for (String formula : new String[] {"=1+1", "+1", "-1", "@SUM(A1)", "\tx", "\rx"}) {
+      assertEquals("'" + formula, OrderCsv.text(formula));
+    }
+    assertEquals("k-1", OrderCsv.text("k-1"), "only the first character counts");
+    assertEquals("", OrderCsv.text(""));
   }
 }
