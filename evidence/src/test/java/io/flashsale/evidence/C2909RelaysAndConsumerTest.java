@@ -214,8 +214,12 @@ class C2909RelaysAndConsumerTest {
               }
               open.await(GATE_CAP_MS, TimeUnit.MILLISECONDS);
             }
+            // passed on as the relay signed it: the consumer reads only a relay's delivery
+            String signature = ex.getRequestHeaders().getFirst(io.flashsale.domain.EventDelivery.HEADER);
             HttpResponse<byte[]> r = http.send(HttpRequest.newBuilder(URI.create(consumer))
-                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(),
+                .header("Content-Type", "application/json")
+                .header(io.flashsale.domain.EventDelivery.HEADER, signature == null ? "" : signature)
+                .POST(HttpRequest.BodyPublishers.ofByteArray(body)).build(),
                 HttpResponse.BodyHandlers.ofByteArray());
             ex.getResponseHeaders().set("Content-Type", "application/json");
             ex.sendResponseHeaders(r.statusCode(), r.body().length);

@@ -21,7 +21,9 @@ final class RelayCrash {
     try (Connection lock = stack.db().dataSource().getConnection()) {
       lock.setAutoCommit(false);
       lock.createStatement().execute("LOCK TABLE outbox IN SHARE MODE"); // lets the claim through, holds the marks
-      try (ChildJvm relay = ChildJvm.start(name, Map.of(), "relay", "--database-url", stack.wiring.jdbcUrl(),
+      try (ChildJvm relay = ChildJvm.start(name, Map.of(),
+          Map.of(io.flashsale.launcher.cli.RelayCommand.DELIVERY_SECRET_ENV, stack.wiring.deliverySecret()),
+          "relay", "--database-url", stack.wiring.jdbcUrl(),
           "--consumer-url", consumer, "--batch", "10", "--name", "child")) {
         stack.awaitTrue(() -> stack.sql.count("SELECT count(*) FROM fulfillment.ful_received") == arrivals + expected,
             60_000, "consumer did not acknowledge " + expected);

@@ -72,12 +72,13 @@ class X25ContractFuzzTest {
   /** Negative control: logout fuzzed on the shared token in the main run (the behaviour before). */
   private static final boolean LOGOUT_ON_SHARED_TOKEN = Boolean.getBoolean("x25.logoutOnSharedToken");
   /**
-   * Floors for the stateful walks: healthy runs on a loaded 2-core machine (load 6-11, 5 500-7 300
-   * cases in 120 s) made 29-41 orders there and paid 8-13, on either engine; logout on the shared
-   * token made 0 and 0.
+   * Floors for the stateful walks, far from both sides: healthy runs made 29-41 orders and paid 8-13
+   * with the machine to themselves (5 500-7 300 cases in 120 s), and 9-13 orders, 3-6 paid, while the
+   * unit tests and both engines' experiments ran beside them (1 000-1 700 cases, the same stateful
+   * time); logout on the shared token made 0 and 0.
    */
-  static final int MIN_STATEFUL_ORDERS = 10;
-  static final int MIN_STATEFUL_PAID = 3;
+  static final int MIN_STATEFUL_ORDERS = 5;
+  static final int MIN_STATEFUL_PAID = 2;
   /** 401 answers among the requests that carry the buyer's token (probes without it included). */
   static final int MAX_UNAUTHORIZED_PERCENT = 5;
 
