@@ -6,18 +6,19 @@
 #                        visibility stores; the temporal-schema service creates the schemas in them)
 # The passwords come from the environment of the postgresql service. Changing them later needs
 # ALTER ROLE by hand (or a new volume): this script does not run again.
-# The official image sources this file when it is not executable: no `set -u`, no `exit`.
+# The file is executable, so the image runs it (were it sourced, `exit 1` would still stop the
+# initialisation); no `set -u`.
 : "${FLASHSALE_DB_PASSWORD:?FLASHSALE_DB_PASSWORD is not set}"
 : "${TEMPORAL_DB_PASSWORD:?TEMPORAL_DB_PASSWORD is not set}"
-# the roles keep these passwords: refuse .env.example's placeholders and short ones before creating
-# them (the image runs this under set -e, so a failing test stops the initialisation)
+# the roles keep these passwords: refuse .env.example's placeholders and short ones (32, as the
+# service asks of its own secrets) before creating them
 for name in POSTGRES_PASSWORD FLASHSALE_DB_PASSWORD TEMPORAL_DB_PASSWORD; do
   eval "value=\${$name:-}"
   case "$value" in
     change-me*|changeme*|password|postgres|secret)
-      echo "$name is a placeholder ('$value'): set a real one, e.g. openssl rand -hex 32" >&2; false ;;
+      echo "$name is a placeholder ('$value'): set a real one, e.g. openssl rand -hex 32" >&2; exit 1 ;;
   esac
-  [ "${#value}" -ge 16 ] || { echo "$name is shorter than 16 characters: e.g. openssl rand -hex 32" >&2; false; }
+  [ "${#value}" -ge 32 ] || { echo "$name is shorter than 32 characters: e.g. openssl rand -hex 32" >&2; exit 1; }
 done
 psql -v ON_ERROR_STOP=1 --username "$POSTGRES_USER" --dbname postgres \
   -v flashsale_password="$FLASHSALE_DB_PASSWORD" \

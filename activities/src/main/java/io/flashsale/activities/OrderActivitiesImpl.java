@@ -7,6 +7,7 @@ import io.flashsale.domain.CreateResult;
 import io.flashsale.domain.Effect.Kind;
 import io.flashsale.domain.Effect;
 import io.flashsale.domain.Notice;
+import io.flashsale.domain.OperatorProof;
 import io.flashsale.domain.OrderStatus;
 import io.flashsale.domain.OrderView;
 import io.flashsale.domain.Step;
@@ -44,6 +45,8 @@ public class OrderActivitiesImpl implements OrderActivities {
   private final PaymentRules rules;
   private final Safeguards safeguards;
   private final HotRowGate hotRow;
+  /** Signs an operator's notice signals (the admin credential); null: no signal without an arrival is applied. */
+  private final String operatorKey;
   /** Issues ids under the database's key, read at the first create and kept (one per worker). */
   private final OrderIdIssuer orderIds = new OrderIdIssuer();
 
@@ -56,6 +59,13 @@ public class OrderActivitiesImpl implements OrderActivities {
   }
 
   public OrderActivitiesImpl(Database db, Duration reservationTtl, Safeguards safeguards, HotRowGate hotRow) {
+    this(db, reservationTtl, safeguards, hotRow, null);
+  }
+
+  /** @param operatorKey the credential an operator's {@code paymentNotification} signal is proved with */
+  public OrderActivitiesImpl(Database db, Duration reservationTtl, Safeguards safeguards, HotRowGate hotRow,
+      String operatorKey) {
+    this.operatorKey = operatorKey;
     this.db = db;
     this.reservationTtl = reservationTtl;
     this.rules = new PaymentRules(safeguards, reservationTtl);
@@ -275,12 +285,21 @@ public class OrderActivitiesImpl implements OrderActivities {
 
   @Override
   public Notice recordSignalArrival(String orderId, Notice n, String sourceRef) {
+    // reaching the engine is not enough: a signal without the operator's proof is recorded, not applied
+    String rejection = n.rejection() != null ? n.rejection()
+        : OperatorProof.verifies(operatorKey, orderId, n) ? null
+        : "no valid operator_proof (an operator's notice is signed with the admin credential)";
     return tx(c -> {
-      String effect = n.rejection() == null ? null : Effect.rejected(n.rejection()).label();
+      String effect = rejection == null ? null : Effect.rejected(rejection).label();
       long id = Notifications.recordSignalArrival(c, orderId, n, sourceRef, effect);
-      log.info("order {} signal arrival {} recorded as {}{}", orderId, sourceRef, id,
-          effect == null ? "" : " (" + effect + ")");
-      return new Notice(id, n.notifyId(), n.kind(), n.amount(), n.txn(), n.rejection());
+      if (rejection != null && n.rejection() == null) {
+        log.warn("order {} signal arrival {} recorded as {}: {} {} {} without a valid operator proof", orderId,
+            sourceRef, id, n.notifyId(), n.kind(), n.amount());
+      } else {
+        log.info("order {} signal arrival {} recorded as {}{}", orderId, sourceRef, id,
+            effect == null ? "" : " (" + effect + ")");
+      }
+      return new Notice(id, n.notifyId(), n.kind(), n.amount(), n.txn(), rejection);
     });
   }
 

@@ -10,17 +10,23 @@ import java.util.regex.Pattern;
  *
  * <p>From the API it arrives recorded: notificationId is the payment_notification row whose
  * effect the workflow fills in. An operator can also send one with the temporal CLI, with the
- * HTTP callback's fields ({@code notify_id, kind, amount, txn}) and no arrival: notificationId is
- * 0 and the workflow records the arrival itself. A payload that is not a valid notice is never
- * dropped: it becomes a notice with {@code rejection} set, recorded as REJECTED.
+ * HTTP callback's fields ({@code notify_id, kind, amount, txn}), its {@code operator_proof}
+ * ({@link OperatorProof}) and no arrival: notificationId is 0 and the workflow records the arrival
+ * itself. A payload that is not a valid notice is never dropped: it becomes a notice with {@code
+ * rejection} set, recorded as REJECTED.
  */
-public record Notice(long notificationId, String notifyId, String kind, long amount, String txn, String rejection) {
+public record Notice(long notificationId, String notifyId, String kind, long amount, String txn, String rejection,
+    String operatorProof) {
   private static final Pattern ID = Pattern.compile("[A-Za-z0-9._:-]{1,64}");
   private static final Pattern KIND = Pattern.compile("CHARGED|DECLINED|REFUNDED");
   private static final BigInteger MAX_AMOUNT = BigInteger.valueOf(Long.MAX_VALUE);
 
   public Notice(long notificationId, String notifyId, String kind, long amount, String txn) {
-    this(notificationId, notifyId, kind, amount, txn, null);
+    this(notificationId, notifyId, kind, amount, txn, null, null);
+  }
+
+  public Notice(long notificationId, String notifyId, String kind, long amount, String txn, String rejection) {
+    this(notificationId, notifyId, kind, amount, txn, rejection, null);
   }
 
   /** True when the API recorded its arrival before signalling. */
@@ -38,6 +44,7 @@ public record Notice(long notificationId, String notifyId, String kind, long amo
     String notifyId = text(json, "notifyId", "notify_id");
     String kind = text(json, "kind", "kind");
     String txn = text(json, "txn", "txn");
+    String operatorProof = text(json, "operatorProof", "operator_proof");
     String rejection = json.hasNonNull("rejection") ? json.get("rejection").asText() : null;
     JsonNode amountNode = json.get("amount");
     long amount = 0;
@@ -56,7 +63,7 @@ public record Notice(long notificationId, String notifyId, String kind, long amo
     if (rejection == null && txn != null && !ID.matcher(txn).matches()) {
       rejection = "txn is not an id";
     }
-    return new Notice(arrival, notifyId, kind, amount, txn, rejection);
+    return new Notice(arrival, notifyId, kind, amount, txn, rejection, operatorProof);
   }
 
   private static Notice malformed(String notifyId, String why) {

@@ -9,9 +9,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * X-09: an operator drives an order with the real temporal CLI. An order is stuck UNKNOWN after a
  * lost reply (its first query is far away); visibility lists it by OrderStatus; a
- * {@code temporal workflow signal --name paymentNotification} with the callback's JSON fields makes
- * it PAID with the same rules as the HTTP callback; the same signal again is a DUPLICATE; a
- * malformed payload, or none at all, is recorded as REJECTED, not dropped; reconcile is clean.
+ * {@code temporal workflow signal --name paymentNotification} with the callback's JSON fields but
+ * no operator proof (anyone who reaches the engine) is recorded as REJECTED and the order stays
+ * UNKNOWN; the same fields with the proof {@code ./flashsale operator-notice} makes under the
+ * admin credential make it PAID with the same rules as the HTTP callback; that signal again is a
+ * DUPLICATE; a malformed payload, or none at all, is recorded as REJECTED, not dropped; reconcile
+ * is clean and names the order the operator settled.
  */
 @Tag("dev-server-only")
 class X09CliSignalTest {
@@ -46,7 +49,22 @@ class X09CliSignalTest {
     String otherWorkflow = stack.sql.text("SELECT workflow_id FROM orders WHERE order_id = ?", other);
     ev.check(!listed[0].contains(otherWorkflow), "the CREATED order is not listed as UNKNOWN");
 
-    String input = "{\"notify_id\":\"ops-1\",\"kind\":\"CHARGED\",\"amount\":1990,\"txn\":\"" + txn + "\"}";
+    // anyone who reaches the engine: the callback's fields, no proof
+    String forged = "{\"notify_id\":\"ops-0\",\"kind\":\"CHARGED\",\"amount\":1990,\"txn\":\"" + txn + "\"}";
+    ev.equal(0, TemporalCliProcess.run(stack, "workflow", "signal", "--workflow-id", workflowId,
+        "--name", "paymentNotification", "--input", forged).exit(), "a signal without an operator proof reaches the workflow");
+    stack.awaitTrue(() -> stack.sql.count("SELECT count(*) FROM payment_notification WHERE notify_id = 'ops-0'"
+        + " AND effect IS NOT NULL") == 1, 15_000, "the unproved signal recorded with its effect");
+    String forgedEffect = stack.sql.text("SELECT effect FROM payment_notification WHERE notify_id = 'ops-0'");
+    ev.note("the signal without a proof: " + forgedEffect);
+    ev.check(forgedEffect.startsWith("REJECTED no valid operator_proof"), "recorded as REJECTED: no valid operator proof");
+    ev.equal("UNKNOWN", stack.sql.text("SELECT status FROM orders WHERE order_id = ?", orderId),
+        "and the order is still UNKNOWN: reaching the engine settles nothing");
+
+    // the operator: the same fields, proved with the admin credential (./flashsale operator-notice)
+    String proof = io.flashsale.domain.OperatorProof.of(stack.wiring.operatorKey(), orderId, "ops-1", "CHARGED", 1990, txn);
+    String input = "{\"notify_id\":\"ops-1\",\"kind\":\"CHARGED\",\"amount\":1990,\"txn\":\"" + txn
+        + "\",\"operator_proof\":\"" + proof + "\"}";
     TemporalCliProcess.Result signal = TemporalCliProcess.run(stack, "workflow", "signal", "--workflow-id", workflowId,
         "--name", "paymentNotification", "--input", input);
     ev.note("temporal workflow signal --input '" + input + "' → exit " + signal.exit() + " " + signal.output());
@@ -64,7 +82,7 @@ class X09CliSignalTest {
     ev.equal(0, TemporalCliProcess.run(stack, "workflow", "signal", "--workflow-id", workflowId,
         "--name", "paymentNotification").exit(), "a signal without any payload reaches the workflow");
     stack.awaitTrue(() -> stack.sql.count("SELECT count(*) FROM payment_notification WHERE source = 'signal'"
-        + " AND effect IS NOT NULL") == 4, 15_000, "four signal arrivals recorded with their effect");
+        + " AND effect IS NOT NULL") == 5, 15_000, "five signal arrivals recorded with their effect");
     Map<String, Integer> effects = stack.sql.histogram(
         "SELECT effect FROM payment_notification WHERE source = 'signal'");
     ev.note("signal arrivals by effect: " + effects);
@@ -73,12 +91,14 @@ class X09CliSignalTest {
     ev.check(effects.keySet().stream().anyMatch(e -> e.startsWith("REJECTED amount")),
         "malformed signal recorded as REJECTED with its reason");
     ev.equal(1, effects.get("REJECTED payload is not a JSON object"), "a signal without payload recorded as REJECTED");
+    ev.check(effects.keySet().stream().anyMatch(e -> e.startsWith("REJECTED no valid operator_proof")),
+        "the unproved signal among them, REJECTED");
     ev.equal(1, Buyers.chargeRequests(stack.channel, orderId), "one charge request");
     ev.equal(1L, stack.sql.count("SELECT count(*) FROM outbox WHERE order_id = ?", orderId), "one ORDER_PAID event");
 
     stack.recordHistory(orderId, "x09-cli-signals-paid-duplicate-rejected");
     stack.channel.post("/_callbacks/release", Map.of("merchant_order", orderId, "order", "fifo"));
-    stack.awaitNoticesApplied(5, 15_000);
+    stack.awaitNoticesApplied(6, 15_000);
     Buyers.cancel(buyer, other);
     stack.checkReconcileClean(ev, "reconcile clean");
     // the operator's path skips the callback signature: reconciliation names what it settled

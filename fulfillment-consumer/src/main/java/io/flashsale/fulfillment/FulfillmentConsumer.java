@@ -173,6 +173,10 @@ public final class FulfillmentConsumer implements Managed, Shipments {
       // a web page may POST text/plain without a preflight: only the relay's JSON is read
       return problem(Problem.of(415, "UNSUPPORTED_MEDIA_TYPE", "events are application/json"));
     }
+    String length = ex.getRequestHeaders().getFirst("Content-Length");
+    if (length != null && (length.length() > 9 || Long.parseLong(length.trim()) > MAX_BODY_BYTES)) {
+      return problem(Problem.of(413, "BODY_TOO_LARGE", "an event is at most " + MAX_BODY_BYTES + " bytes"));
+    }
     byte[] raw = ex.getRequestBody().readNBytes(MAX_BODY_BYTES + 1);
     if (raw.length > MAX_BODY_BYTES) {
       return problem(Problem.of(413, "BODY_TOO_LARGE", "an event is at most " + MAX_BODY_BYTES + " bytes"));

@@ -99,7 +99,8 @@ public final class Assembly {
       PaymentChannels channels, Safeguards safeguards, UnaryOperator<OrderActivities> wrap) {
     HotRowGate hotRow = new HotRowGate(cfg.database.hotRowConcurrency, cfg.database.connectionTimeout.toJavaDuration());
     runtime.registerWorker(
-        wrap.apply(new OrderActivitiesImpl(db, cfg.orders.reservationTtl.toJavaDuration(), safeguards, hotRow)),
+        wrap.apply(new OrderActivitiesImpl(db, cfg.orders.reservationTtl.toJavaDuration(), safeguards, hotRow,
+            cfg.auth.operatorKey())),
         new ChannelActivitiesImpl(channels, new OrderQueries(db)::channelOf, safeguards), cfg.workerWorkflows,
         cfg.workerActivities,
         TemporalRuntime.workerOptions(cfg.database.maxPoolSize, cfg.temporal),

@@ -37,7 +37,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
   public record Wiring(Database db, Orders orders, Reconciler reconciler, PaymentChannel channel, Skus skus,
       TemporalRuntime temporal, io.flashsale.launcher.TemporalEngine engine, LocalStack stack, FulfillmentConsumer consumer, OutboxRelay relay,
       WorkflowAudit workflowAudit, Safeguards safeguards, String jdbcUrl, String channelUrl, int apiPort, int adminPort, String callbackSecret,
-      String merchantKey, String deliverySecret) {}
+      String merchantKey, String deliverySecret, String operatorKey) {}
 
   private volatile Wiring wiring;
   /**
@@ -95,6 +95,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     }, new io.dropwizard.configuration.EnvironmentVariableSubstitutor(false)));
     bootstrap.addCommand(new ReconcileCommand());
     bootstrap.addCommand(new RelayCommand());
+    bootstrap.addCommand(new io.flashsale.launcher.cli.OperatorNoticeCommand());
     bootstrap.addCommand(new WorkerCommand(safeguards, wrapOrderActivities));
     for (CommandPlugin plugin : java.util.ServiceLoader.load(CommandPlugin.class)) plugin.addCommands(bootstrap, this);
   }
@@ -135,6 +136,11 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     if (cfg.embedded && (cfg.channel.merchantKey == null || cfg.channel.merchantKey.isBlank())) {
       // and the stub's merchant API answers only this service: nobody else can charge an order
       cfg.channel.merchantKey = randomKey();
+    }
+    if (cfg.embedded && cfg.auth.operatorKey() == null) {
+      // operator signals are proved with the admin credential; the local default has none, so a key
+      // of this start (tests and the local admin tasks read it from the wiring)
+      cfg.auth.localOperatorKey = randomKey();
     }
     if (cfg.embedded && (cfg.consumer.deliverySecret == null || cfg.consumer.deliverySecret.isBlank())) {
       // the consumer reads only what its relays signed: a random key per start unless a relay of
@@ -282,7 +288,8 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     if (stack != null) env.healthChecks().register("postgresql-process", stack.postgresProcessCheck());
 
     wiring = new Wiring(db, orders, reconciler, channel, skus, temporal, engine, stack, consumer, relay, audit, safeguards, jdbcUrl, channelUrl,
-        apiPort, adminPort, cfg.channel.callbackSecret, cfg.channel.merchantKey, cfg.consumer.deliverySecret);
+        apiPort, adminPort, cfg.channel.callbackSecret, cfg.channel.merchantKey, cfg.consumer.deliverySecret,
+        cfg.auth.operatorKey());
     LocalStack shown = stack;
     io.flashsale.launcher.TemporalEngine shownEngine = engine;
     String shownTarget = temporalTarget;
@@ -414,10 +421,26 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
    * server starts, before any connector accepts.
    */
   static void readBodiesBeforeThreads(FlashsaleConfiguration cfg, Environment env) {
+    if (cfg.getServerFactory() instanceof DefaultServerFactory f) {
+      for (io.dropwizard.jetty.ConnectorFactory c : f.getApplicationConnectors()) {
+        // a body still arriving at the idle timeout would end in a 500, not the deadline's 408
+        if (c instanceof HttpConnectorFactory h
+            && h.getIdleTimeout().toMilliseconds() <= cfg.bodyReadDeadline.toMilliseconds()) {
+          throw new IllegalStateException("bodyReadDeadline (" + cfg.bodyReadDeadline + ") must be shorter than the"
+              + " application connector's idleTimeout (" + h.getIdleTimeout() + ")");
+        }
+      }
+    }
     env.lifecycle().addEventListener(new org.eclipse.jetty.util.component.LifeCycle.Listener() {
       @Override
       public void lifeCycleStarting(org.eclipse.jetty.util.component.LifeCycle event) {
         if (event instanceof org.eclipse.jetty.server.Server server) {
+          boolean guarded = java.util.Arrays.stream(server.getConnectors())
+              .anyMatch(c -> APPLICATION_CONNECTOR.equals(c.getName()));
+          if (!guarded) {
+            throw new IllegalStateException("no connector named '" + APPLICATION_CONNECTOR + "': request bodies would"
+                + " reach threads unread (use the default server with applicationConnectors)");
+          }
           server.setHandler(new io.flashsale.api.core.WholeBodyFirst(server.getHandler(), APPLICATION_CONNECTOR,
               cfg.maxBodySize.toBytes(), cfg.bodyReadDeadline.toJavaDuration()));
         }

@@ -299,6 +299,17 @@ public class FlashsaleConfiguration extends Configuration {
      * the port answers only a loopback Host there.
      */
     @JsonProperty public String adminToken = "";
+    /** The local default's operator key when no admin token is set (made at start, never configured). */
+    @JsonIgnore public String localOperatorKey;
+
+    /**
+     * What an operator's {@code paymentNotification} signal is proved with (docs/DESIGN.md §Trust
+     * boundaries): the admin credential, or the local default's key made at start; null: none.
+     */
+    @JsonIgnore
+    public String operatorKey() {
+      return adminToken != null && !adminToken.isBlank() ? adminToken : localOperatorKey;
+    }
     /** HMAC key for session tokens (the key id "default"); empty with no keys = a random key per start. */
     @JsonProperty public String secret = "";
     /**

@@ -55,6 +55,7 @@ public final class SecretsCheck {
     List<String> out = new ArrayList<>();
     if (cfg.embedded) return out;
     check("channel.merchantKey", cfg.channel.merchantKey, out);
+    check("auth.adminToken", cfg.auth.adminToken, out); // an operator's notice signals are proved with it
     whatAWorkerUses(cfg, out);
     return out;
   }
@@ -93,6 +94,13 @@ public final class SecretsCheck {
   static boolean isPlaceholder(String value) {
     String v = value.trim().toLowerCase(Locale.ROOT);
     return PLACEHOLDERS.contains(v) || v.startsWith("change-me") || v.startsWith("changeme");
+  }
+
+  /** What is wrong with one secret (missing, unset, placeholder, short), or null. */
+  public static String problem(String name, String value) {
+    List<String> out = new ArrayList<>();
+    check(name, value, out);
+    return out.isEmpty() ? null : out.get(0);
   }
 
   private static void check(String name, String value, List<String> out) {

@@ -139,16 +139,17 @@ class SecretsCheckTest {
     assertTrue(SecretsCheck.problems(cfg).isEmpty(), "acknowledged (the compose demo's stub)");
   }
 
-  /** A worker checks what it uses: not the token keys or the admin token it never reads. */
+  /** A worker checks what it uses (the admin token proves operator signals), not the token keys it never reads. */
   @Test
   void aWorkerChecksTheSecretsItUses() {
     FlashsaleConfiguration cfg = new FlashsaleConfiguration();
     cfg.channel.baseUrl = "http://channel.example:8090";
-    assertEquals(List.of("channel.merchantKey is missing", "database.password is missing",
+    assertEquals(List.of("channel.merchantKey is missing", "auth.adminToken is missing", "database.password is missing",
         "channel.baseUrl is not https (the merchant key and the channel's answers would travel in clear); a lab"
             + " channel over http also needs channel.plainHttpOutsideLocalDefault: true"),
         SecretsCheck.workerProblems(cfg));
     cfg.channel.merchantKey = GOOD;
+    cfg.auth.adminToken = GOOD + "z";
     cfg.database.password = GOOD + "y";
     cfg.channel.baseUrl = "https://channel.example";
     assertTrue(SecretsCheck.workerProblems(cfg).isEmpty());

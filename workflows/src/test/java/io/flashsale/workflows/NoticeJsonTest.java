@@ -37,6 +37,15 @@ class NoticeJsonTest {
   }
 
   @Test
+  void anOperatorsProofTravelsWithTheNotice() {
+    Notice n = read("{\"notify_id\":\"ops-1\",\"kind\":\"CHARGED\",\"amount\":1990,\"operator_proof\":\"abc_-1\"}");
+    assertEquals("abc_-1", n.operatorProof());
+    Optional<Payload> p = DefaultDataConverter.STANDARD_INSTANCE.toPayload(n);
+    assertEquals(n, DefaultDataConverter.STANDARD_INSTANCE.fromPayload(p.orElseThrow(), Notice.class, Notice.class),
+        "the activity that records it gets the proof");
+  }
+
+  @Test
   void malformedPayloadsBecomeRejectedNoticesNeverExceptions() {
     assertEquals("amount must be a non-negative integer",
         read("{\"notify_id\":\"ops-2\",\"kind\":\"CHARGED\",\"amount\":\"lots\"}").rejection());

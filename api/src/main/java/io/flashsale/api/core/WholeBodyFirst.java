@@ -85,9 +85,18 @@ public final class WholeBodyFirst extends Handler.Wrapper {
     public void run() {
       while (true) {
         if (settled.get()) return;
-        Content.Chunk chunk = request.read();
-        if (chunk == null) {
-          request.demand(this);
+        Content.Chunk chunk;
+        try {
+          chunk = request.read();
+          if (chunk == null) {
+            request.demand(this);
+            return;
+          }
+        } catch (IllegalStateException answered) {
+          return; // the deadline answered the request meanwhile
+        }
+        if (settled.get()) {
+          chunk.release();
           return;
         }
         if (Content.Chunk.isFailure(chunk)) {

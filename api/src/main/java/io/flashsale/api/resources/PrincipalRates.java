@@ -27,6 +27,8 @@ final class PrincipalRates {
   private final Limit reads;
   private final LongSupplier nanoClock;
   private final ConcurrentHashMap<String, Bucket> buckets = new ConcurrentHashMap<>();
+  /** The earliest time of the next sweep: one thread sweeps, at most once a second. */
+  private final java.util.concurrent.atomic.AtomicLong nextSweepAt = new java.util.concurrent.atomic.AtomicLong();
 
   PrincipalRates(Limit writes, Limit reads, LongSupplier nanoClock) {
     this.writes = writes;
@@ -45,7 +47,10 @@ final class PrincipalRates {
       waitSeconds[0] = Math.max(1, (long) Math.ceil((1 - bucket.tokens) / limit.perSecond()));
       return bucket;
     });
-    if (buckets.size() > SWEEP_AT) sweep(now);
+    long sweepAt = nextSweepAt.get();
+    if (buckets.size() > SWEEP_AT && now - sweepAt >= 0 && nextSweepAt.compareAndSet(sweepAt, now + 1_000_000_000L)) {
+      sweep(now);
+    }
     return waitSeconds[0];
   }
 

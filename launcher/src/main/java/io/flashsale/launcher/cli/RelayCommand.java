@@ -37,10 +37,11 @@ public class RelayCommand extends Command {
     String password = System.getenv().getOrDefault(ns.getString("password_env"), "");
     String secretEnv = ns.getString("delivery_secret_env");
     String deliverySecret = System.getenv(secretEnv);
-    if (deliverySecret == null || deliverySecret.isBlank()) {
-      // the consumer refuses an unsigned delivery: a relay without the secret would only retry
-      throw new IllegalArgumentException(secretEnv + " is not set: the consumer's delivery secret (consumer.deliverySecret)"
-          + " signs every delivery");
+    // the consumer refuses an unsigned delivery: a relay without the secret would only retry
+    String wrong = io.flashsale.launcher.SecretsCheck.problem(secretEnv, deliverySecret);
+    if (wrong != null) {
+      throw new IllegalArgumentException(wrong + ": the consumer's delivery secret (consumer.deliverySecret) signs"
+          + " every delivery");
     }
     Database db = new Database(ns.getString("database_url"), ns.getString("user"), password, 2);
     OutboxRelay relay = new OutboxRelay(db, ns.getString("consumer_url"), deliverySecret, ns.getInt("batch"),
