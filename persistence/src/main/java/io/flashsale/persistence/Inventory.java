@@ -55,7 +55,10 @@ public final class Inventory {
   public static Take take(Connection c, String tenant, String sku, String subject, int quantity, int perUserLimit)
       throws SQLException {
     boolean limited = perUserLimit < Integer.MAX_VALUE; // a re-reserve passes MAX_VALUE: no limit, no sums
-    if (limited && (long) held(c, tenant, sku, subject) + quantity > perUserLimit) return Take.USER_LIMIT;
+    // SOLD_OUT still comes first when the stock cannot cover the request either (the decrement says so)
+    if (limited && (long) held(c, tenant, sku, subject) + quantity > perUserLimit && remaining(c, tenant, sku) >= quantity) {
+      return Take.USER_LIMIT;
+    }
     try (PreparedStatement ps = c.prepareStatement(
         "UPDATE sku SET remaining = remaining - ? WHERE tenant = ? AND sku = ? AND remaining >= ?")) {
       ps.setInt(1, quantity);
@@ -66,6 +69,17 @@ public final class Inventory {
     }
     if (limited && (long) held(c, tenant, sku, subject) + quantity > perUserLimit) return Take.USER_LIMIT;
     return Take.HELD;
+  }
+
+  /** The SKU's remaining units as last committed (no lock). */
+  private static long remaining(Connection c, String tenant, String sku) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT remaining FROM sku WHERE tenant = ? AND sku = ?")) {
+      ps.setString(1, tenant);
+      ps.setString(2, sku);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? rs.getLong(1) : 0;
+      }
+    }
   }
 
   /** The units a buyer holds or bought of a SKU. */

@@ -224,6 +224,15 @@ class InventoryTest {
     }
   }
 
+  /** Over both the stock and the buyer's limit: SOLD_OUT, as the decrement alone answered it. */
+  @Test
+  void aRequestPastTheStockAndTheLimitIsSoldOut() {
+    String sku = newSku(1, 1);
+    assertEquals(SOLD_OUT, reserve(newKey(), sku, ALICE, 2));
+    reserve(newKey(), sku, BOB, 1);
+    assertEquals(SOLD_OUT, reserve(newKey(), sku, BOB, 1), "at his limit, and nothing left");
+  }
+
   @Test
   void confirmedUnitsCountTowardTheLimitAndReleasedOnesDoNot() {
     String sku = newSku(10, 2);

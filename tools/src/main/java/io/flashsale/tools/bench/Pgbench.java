@@ -67,7 +67,8 @@ public final class Pgbench {
             + subject + " AND request_key = " + key + ";",
         // reserve: the SKU's price and limit, and the transaction's start (the answer's created_at)
         "SELECT unit_price, per_user_limit, now() FROM sku WHERE tenant = " + t + " AND sku = " + s + ";",
-        // Inventory.take: the per-user sum, the conditional decrement, the per-user sum under the row lock
+        // Inventory.take: the per-user sum (the buyers here are under their limit: no stock read), the
+        // conditional decrement, the per-user sum under the row lock
         "SELECT coalesce(sum(quantity), 0) FROM reservation WHERE tenant = " + t + " AND sku = " + s
             + " AND subject = " + subject + " AND status IN ('HELD', 'CONFIRMED');",
         "UPDATE sku SET remaining = remaining - 1 WHERE tenant = " + t + " AND sku = " + s + " AND remaining >= 1;",
