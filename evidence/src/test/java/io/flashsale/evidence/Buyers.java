@@ -39,9 +39,14 @@ final class Buyers {
     return buyer.post("/orders/" + orderId + "/pay", null);
   }
 
-  /** A pay with an Idempotency-Key at the buyer's own API instance. */
+  /** A pay with an Idempotency-Key (a retry with the key gets the first answer). */
   static HttpJson.Reply pay(HttpJson buyer, String orderId, String idempotencyKey) {
     return buyer.post("/orders/" + orderId + "/pay", null, idempotencyKey);
+  }
+
+  /** A cancel with an Idempotency-Key. */
+  static HttpJson.Reply cancel(HttpJson buyer, String orderId, String idempotencyKey) {
+    return buyer.post("/orders/" + orderId + "/cancel", null, idempotencyKey);
   }
 
   static HttpJson.Reply cancel(HttpJson buyer, String orderId) {
@@ -117,43 +122,6 @@ final class Buyers {
     }
     return "503s sent again with the same key: " + retries + " (" + retried + " of " + answers.size() + " requests)";
   }
-
-  /** A pay with an Idempotency-Key (a retry with the key gets the first answer). */
-  static HttpJson.Reply pay(Stack stack, HttpJson buyer, String orderId, String idempotencyKey) {
-    return keyed(stack, buyer, "/orders/" + orderId + "/pay", idempotencyKey);
-  }
-
-  /** A cancel with an Idempotency-Key. */
-  static HttpJson.Reply cancel(Stack stack, HttpJson buyer, String orderId, String idempotencyKey) {
-    return keyed(stack, buyer, "/orders/" + orderId + "/cancel", idempotencyKey);
-  }
-
-  private static HttpJson.Reply keyed(Stack stack, HttpJson buyer, String path, String idempotencyKey) {
-    java.net.http.HttpRequest request = java.net.http.HttpRequest.newBuilder(
-            java.net.URI.create("http://127.0.0.1:" + stack.wiring.apiPort() + path))
-        .timeout(java.time.Duration.ofSeconds(60))
-        .header("Authorization", "Bearer " + buyer.token())
-        .header("Idempotency-Key", idempotencyKey)
-        .POST(java.net.http.HttpRequest.BodyPublishers.noBody())
-        .build();
-    try {
-      java.net.http.HttpResponse<String> r = HTTP.send(request, java.net.http.HttpResponse.BodyHandlers.ofString());
-      com.fasterxml.jackson.databind.JsonNode body;
-      try {
-        body = r.body().isBlank() ? null : HttpJson.JSON.readTree(r.body());
-      } catch (java.io.IOException notJson) {
-        body = null;
-      }
-      return new HttpJson.Reply(r.statusCode(), body, r.body(), r.headers());
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException(e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new IllegalStateException(e);
-    }
-  }
-
-  private static final java.net.http.HttpClient HTTP = java.net.http.HttpClient.newHttpClient();
 
   static int chargeRequests(HttpJson channel, String orderId) {
     return channel.get("/stats").body().path("charge_requests_by_order").path(orderId).asInt(0);

@@ -37,7 +37,7 @@ class C2902RejectionsTest {
       String key = "c2902-pay-" + i;
       replies.add(pool.submit(() -> {
         go.await();
-        return Buyers.retrying503(() -> Buyers.pay(stack, buyer, orderId, key));
+        return Buyers.retrying503(() -> Buyers.pay(buyer, orderId, key));
       }));
     }
     go.countDown();

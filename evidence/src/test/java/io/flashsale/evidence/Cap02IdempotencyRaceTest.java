@@ -107,7 +107,7 @@ class Cap02IdempotencyRaceTest {
     // each cancel its own Idempotency-Key: a 503 sent again with it gets the answer of the cancel the
     // engine took, if it took it
     List<Buyers.Settled> cancelAnswers =
-        race(5, i -> Buyers.retrying503(() -> Buyers.cancel(stack, buyer, id, "cap02-cancel-" + i)));
+        race(5, i -> Buyers.retrying503(() -> Buyers.cancel(buyer, id, "cap02-cancel-" + i)));
     List<HttpJson.Reply> cancels = replies(cancelAnswers);
     Map<String, Integer> c = outcomes(cancels);
     ev.note("5 concurrent cancels " + c + "; " + Buyers.retriesNote(cancelAnswers));

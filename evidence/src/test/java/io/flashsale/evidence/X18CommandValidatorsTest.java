@@ -55,7 +55,7 @@ class X18CommandValidatorsTest {
       String key = "x18-pay-" + i;
       pays.add(pool.submit(() -> {
         go.await();
-        return Buyers.retrying503(() -> Buyers.pay(stack, alice, a, key));
+        return Buyers.retrying503(() -> Buyers.pay(alice, a, key));
       }));
     }
     go.countDown();

@@ -48,6 +48,7 @@ public final class FulfillmentConsumer implements Managed, Shipments {
 
   /** A largest event body: an event is a few hundred bytes; a larger one is refused unread. */
   static final int MAX_BODY_BYTES = 64 * 1024;
+  private static final Problem TOO_LARGE = Problem.of(413, "BODY_TOO_LARGE", "an event is at most " + MAX_BODY_BYTES + " bytes");
 
   /** @param deliverySecret the secret its relays sign each delivery with */
   public FulfillmentConsumer(Database db, String host, int port, String deliverySecret) {
@@ -175,11 +176,11 @@ public final class FulfillmentConsumer implements Managed, Shipments {
     }
     String length = ex.getRequestHeaders().getFirst("Content-Length");
     if (length != null && (length.length() > 9 || Long.parseLong(length.trim()) > MAX_BODY_BYTES)) {
-      return problem(Problem.of(413, "BODY_TOO_LARGE", "an event is at most " + MAX_BODY_BYTES + " bytes"));
+      return problem(TOO_LARGE);
     }
     byte[] raw = ex.getRequestBody().readNBytes(MAX_BODY_BYTES + 1);
     if (raw.length > MAX_BODY_BYTES) {
-      return problem(Problem.of(413, "BODY_TOO_LARGE", "an event is at most " + MAX_BODY_BYTES + " bytes"));
+      return problem(TOO_LARGE);
     }
     if (!deliveries.verifies(ex.getRequestHeaders().getFirst(EventDelivery.HEADER), raw)) {
       log.warn("fulfillment: a delivery without a valid {} refused ({} bytes from {})", EventDelivery.HEADER,

@@ -51,7 +51,7 @@ public final class WholeBodyFirst extends Handler.Wrapper {
     boolean chunked = request.getHeaders().contains(HttpHeader.TRANSFER_ENCODING);
     if (length == 0 || (length < 0 && !chunked)) return super.handle(request, response, callback);
     if (length > maxBytes) {
-      refuse(response, callback, Problem.of(413, BodyLimit.CODE, "the request body is larger than " + maxBytes + " bytes"));
+      refuse(response, callback, tooLarge());
       return true;
     }
     new Reading(request, response, callback).start();
@@ -109,7 +109,7 @@ public final class WholeBodyFirst extends Handler.Wrapper {
         if (body.size() + bytes.remaining() > maxBytes) {
           chunk.release();
           if (settle()) {
-            refuse(response, callback, Problem.of(413, BodyLimit.CODE, "the request body is larger than " + maxBytes + " bytes"));
+            refuse(response, callback, tooLarge());
           }
           return;
         }
@@ -173,6 +173,10 @@ public final class WholeBodyFirst extends Handler.Wrapper {
       left = null;
       return true;
     }
+  }
+
+  private Problem tooLarge() {
+    return Problem.of(413, BodyLimit.CODE, "the request body is larger than " + maxBytes + " bytes");
   }
 
   private static void refuse(Response response, Callback callback, Problem problem) {
