@@ -153,9 +153,10 @@ public final class SupervisedPostgres implements AutoCloseable {
   /** With the wait of each restart's {@code pg_ctl start}: a test gives 0 to have pg_ctl give up on a server that comes up. */
   static SupervisedPostgres start(Settings settings, int startWaitSeconds) throws IOException {
     Files.createDirectories(settings.dataDir());
-    // no shutdown hook of its own: it must stop after the service drained, not beside it
-    EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder().setDataDirectory(settings.dataDir().toFile())
-        .setCleanDataDirectory(false).setRegisterShutdownHook(false);
+    // no shutdown hook of its own: it must stop after the service drained, not beside it; a start on a
+    // loaded machine (the test suite on two cores) can take longer than the library's 10 s
+    EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder().setPGStartupWait(java.time.Duration.ofSeconds(60))
+        .setDataDirectory(settings.dataDir().toFile()).setCleanDataDirectory(false).setRegisterShutdownHook(false);
     serverConfig(settings.durable()).forEach(builder::setServerConfig);
     if (settings.port() > 0) builder.setPort(settings.port());
     EmbeddedPostgres postgres = builder.start();

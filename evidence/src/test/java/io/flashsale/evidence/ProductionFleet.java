@@ -72,10 +72,11 @@ final class ProductionFleet implements AutoCloseable {
   }
 
   /** Starts API B, the two workers and the relay against the frontend at {@code target}; returns once all serve. */
-  static ProductionFleet start(Stack stack, Evidence ev, String target) throws Exception {
+  /** {@code tls}: the joining processes' {@code temporal.tls} settings (none on the dev server). */
+  static ProductionFleet start(Stack stack, Evidence ev, String target, Map<String, String> tls) throws Exception {
     int apiPort = Stack.freePortForChild();
     int adminPort = Stack.freePortForChild();
-    Map<String, String> api = new LinkedHashMap<>(joining(stack, target));
+    Map<String, String> api = new LinkedHashMap<>(joining(stack, target, tls));
     api.put("dw.worker", "false");
     api.put("dw.server.applicationConnectors[0].port", String.valueOf(apiPort));
     api.put("dw.server.adminConnectors[0].port", String.valueOf(adminPort));
@@ -90,8 +91,8 @@ final class ProductionFleet implements AutoCloseable {
     List<ChildJvm> started = new ArrayList<>();
     try {
       started.add(ChildJvm.start(name + "-api-b", api, "server", "embedded.yml"));
-      started.add(ChildJvm.start(name + "-worker-1", joining(stack, target), "worker", "embedded.yml"));
-      started.add(ChildJvm.start(name + "-worker-2", joining(stack, target), "worker", "embedded.yml"));
+      started.add(ChildJvm.start(name + "-worker-1", joining(stack, target, tls), "worker", "embedded.yml"));
+      started.add(ChildJvm.start(name + "-worker-2", joining(stack, target, tls), "worker", "embedded.yml"));
       started.add(ChildJvm.start(name + "-relay", Map.of(),
           Map.of(RelayCommand.DELIVERY_SECRET_ENV, stack.wiring.deliverySecret()), "relay", "--database-url", stack.wiring.jdbcUrl(),
           "--consumer-url", stack.wiring.consumer().url(), "--name", name));
@@ -107,9 +108,10 @@ final class ProductionFleet implements AutoCloseable {
   }
 
   /** System properties of a process that joins the sale: orders database, the frontend, the channel, the key. */
-  private static Map<String, String> joining(Stack stack, String target) {
+  private static Map<String, String> joining(Stack stack, String target, Map<String, String> tls) {
     Map<String, String> p = new LinkedHashMap<>(stack.workerProperties(CHANNEL_TIMEOUT_MS));
     p.put("dw.temporal.target", target);
+    tls.forEach((key, value) -> p.put("dw." + key, value));
     p.put("dw.tracing.exporter", "none");
     p.put("dw.temporal.payloadEncryption.enabled", "true");
     p.put("dw.temporal.payloadEncryption.activeKeyId", "k1");

@@ -59,9 +59,12 @@ class X30ProductionShapeTest {
     long t0 = System.nanoTime();
     try (Cluster cluster = Cluster.start(new Cluster.Settings(HOME, data, 0, 0, 0, 0, false), ev::note)) {
       stack.with("temporal.target", cluster.temporalAddress());
+      // the frontend admits only the deployment's certificates: every process of the fleet holds the service's
+      cluster.tls().serviceSettings("service").forEach(stack::with);
       try {
         stack.startFresh("X30");
-        try (ProductionFleet fleet = ProductionFleet.start(stack, ev, cluster.temporalAddress())) {
+        try (ProductionFleet fleet = ProductionFleet.start(stack, ev, cluster.temporalAddress(),
+            cluster.tls().serviceSettings("service"))) {
           ev.note(String.format("fleet up %.1f s after the start: Temporal %s (server pid %d, its PostgreSQL pid %d), %s",
               (System.nanoTime() - t0) / 1e9, cluster.temporalAddress(), cluster.temporalServerPid(),
               cluster.temporalPostgresPid(), fleet.describe()));
@@ -220,6 +223,7 @@ class X30ProductionShapeTest {
     List<String> cmd = new ArrayList<>(List.of(bin.cli().toString()));
     cmd.addAll(List.of(args));
     cmd.addAll(List.of("--address", cluster.temporalAddress()));
+    cmd.addAll(cluster.tls().cliArgs("operator"));
     Path out = Files.createTempFile("x30-cli-", ".out");
     try {
       Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile()).start();

@@ -3,12 +3,16 @@ package io.flashsale.evidence;
 import io.flashsale.devstack.cluster.Cluster;
 import io.flashsale.launcher.cli.HttpJson;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -21,12 +25,20 @@ import org.junit.jupiter.api.io.TempDir;
  * server and the service from the installed binaries (missing ones fail the test); one order is
  * created and paid through the API; the real CLI lists it by OrderStatus="PAID" (SQL visibility);
  * the server's own tables in PostgreSQL hold its execution and history.
+ *
+ * <p>The engine is no side door (docs/DESIGN.md §Trust boundaries): the frontend admits only the
+ * deployment's certificates, so the CLI without one, over plaintext or TLS, and with a certificate
+ * of another CA, is refused; with the operator's certificate, a forged CHARGED signal without the
+ * operator's proof is recorded as REJECTED and leaves the order CREATED; the same notice proved
+ * with the admin credential ({@code ./flashsale operator-notice}) makes it PAID, and reconciliation
+ * names it.
  */
 @Tag("dev-server-only")
 class X30aClusterSmokeTest {
   private static final Path HOME = Path.of("..").toAbsolutePath().normalize();
   @RegisterExtension static final Evidence ev = new Evidence("X-30a",
-      "production shape: Temporal server on PostgreSQL, SQL visibility, one order PAID");
+      "production shape: Temporal server on PostgreSQL behind mutual TLS, SQL visibility, one order PAID;"
+          + " the CLI without a certificate refused, a forged signal rejected, the operator's proved one applied");
 
   @TempDir Path data;
 
@@ -54,8 +66,7 @@ class X30aClusterSmokeTest {
 
       String listed = "";
       for (long end = System.currentTimeMillis() + 20_000; System.currentTimeMillis() < end; Thread.sleep(500)) {
-        listed = run(List.of(bin.cli().toString(), "workflow", "list", "--address", cluster.temporalAddress(),
-            "--query", "OrderStatus=\"PAID\""));
+        listed = run(cli(bin, cluster, "workflow", "list", "--query", "OrderStatus=\"PAID\"")).output();
         if (listed.contains(workflowId)) break;
       }
       ev.note("temporal workflow list --query 'OrderStatus=\"PAID\"':\n" + listed);
@@ -74,7 +85,81 @@ class X30aClusterSmokeTest {
         ev.equal(1L, count(c, "SELECT count(*) FROM executions_visibility WHERE workflow_id = ?", workflowId),
             "one visibility row in temporal_visibility");
       }
+      theEngineIsNoSideDoor(cluster, bin, buyer);
     }
+  }
+
+  private void theEngineIsNoSideDoor(Cluster cluster, Cluster.Binaries bin, HttpJson buyer) throws Exception {
+    String address = cluster.temporalAddress();
+    String cliPath = bin.cli().toString();
+    Cluster.Tls ours = cluster.tls();
+    Cluster.Tls strangers = new Cluster.Tls(data.resolve("another-ca"));
+    Run made = run(List.of("sh", HOME.resolve(Cluster.CERTS_SCRIPT).toString(), strangers.dir().toString()));
+    ev.equal(0, made.exit(), "a stranger's CA and certificates made: " + made.output());
+    Map<String, List<String>> refused = new LinkedHashMap<>();
+    refused.put("plaintext, no certificate", List.of());
+    refused.put("TLS, no certificate", List.of("--tls-ca-path", ours.ca().toString(), "--tls-server-name",
+        Cluster.Tls.SERVER_NAME));
+    refused.put("TLS, a certificate of another CA", List.of("--tls-cert-path", strangers.cert("operator").toString(),
+        "--tls-key-path", strangers.key("operator").toString(), "--tls-ca-path", ours.ca().toString(),
+        "--tls-server-name", Cluster.Tls.SERVER_NAME));
+    for (Map.Entry<String, List<String>> attempt : refused.entrySet()) {
+      List<String> cmd = new ArrayList<>(List.of(cliPath, "workflow", "list", "--address", address,
+          "--command-timeout", "10s"));
+      cmd.addAll(attempt.getValue());
+      Run r = run(cmd);
+      ev.note("temporal workflow list, " + attempt.getKey() + " → exit " + r.exit() + ": " + firstLine(r.output()));
+      ev.check(r.exit() != 0, "the frontend refuses the CLI with " + attempt.getKey());
+    }
+
+    // the operator's certificate passes the door; a payment notice still needs the operator's proof
+    HttpJson.Reply created = Buyers.create(buyer, "x30a-forged", "sku-lab-01", 1);
+    ev.equal(201, created.status(), "a second order: " + created.raw());
+    String orderId = created.text("order_id");
+    String workflowId = created.text("workflow_id");
+    long amount = buyer.get("/orders/" + orderId).body().path("amount").asLong();
+    String forged = "{\"notify_id\":\"forged-1\",\"kind\":\"CHARGED\",\"amount\":" + amount + "}";
+    Run signalled = run(cli(bin, cluster, "workflow", "signal", "--workflow-id", workflowId, "--name",
+        "paymentNotification", "--input", forged));
+    ev.equal(0, signalled.exit(), "with the operator's certificate a signal reaches the workflow: " + signalled.output());
+    Path serviceLog = data.resolve("logs/service.log");
+    boolean recorded = false;
+    for (long end = System.currentTimeMillis() + 20_000; System.currentTimeMillis() < end && !recorded; Thread.sleep(250)) {
+      recorded = Files.readAllLines(serviceLog).stream()
+          .anyMatch(l -> l.contains(orderId) && l.contains("forged-1") && l.contains("without a valid operator proof"));
+    }
+    ev.check(recorded, "the forged CHARGED signal is recorded as REJECTED (no valid operator proof; service log)");
+    ev.equal("CREATED", buyer.get("/orders/" + orderId).text("status"), "the forged signal changed nothing");
+
+    String proof = io.flashsale.domain.OperatorProof.of(cluster.adminToken(), orderId, "ops-1", "CHARGED", amount, null);
+    String proved = "{\"notify_id\":\"ops-1\",\"kind\":\"CHARGED\",\"amount\":" + amount
+        + ",\"operator_proof\":\"" + proof + "\"}";
+    ev.equal(0, run(cli(bin, cluster, "workflow", "signal", "--workflow-id", workflowId, "--name",
+        "paymentNotification", "--input", proved)).exit(), "the operator's proved notice is signalled");
+    String status = "";
+    for (long end = System.currentTimeMillis() + 20_000; System.currentTimeMillis() < end; Thread.sleep(200)) {
+      status = buyer.get("/orders/" + orderId).text("status");
+      if ("PAID".equals(status)) break;
+    }
+    ev.equal("PAID", status, "the operator's notice, proved with the admin credential, makes the order PAID");
+    String report = new HttpJson(cluster.admin(), cluster.adminToken()).post("/tasks/reconcile", null).raw();
+    String settled = report.lines().filter(l -> l.startsWith("settled by an operator signal")).findFirst()
+        .orElse("(no such line in the report: " + report.strip() + ")");
+    ev.note(settled);
+    ev.check(settled.contains(orderId + " by ops-1 PAID"), "reconciliation names the order the operator settled");
+  }
+
+  /** The real CLI with the operator's certificate. */
+  private static List<String> cli(Cluster.Binaries bin, Cluster cluster, String... args) {
+    List<String> cmd = new ArrayList<>(List.of(bin.cli().toString()));
+    cmd.addAll(List.of(args));
+    cmd.addAll(List.of("--address", cluster.temporalAddress()));
+    cmd.addAll(cluster.tls().cliArgs("operator"));
+    return cmd;
+  }
+
+  private static String firstLine(String text) {
+    return text.strip().lines().findFirst().orElse("");
   }
 
   private static long count(Connection c, String sql, String arg) throws Exception {
@@ -87,9 +172,19 @@ class X30aClusterSmokeTest {
     }
   }
 
-  private static String run(List<String> command) throws Exception {
-    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-    if (!p.waitFor(15, TimeUnit.SECONDS)) p.destroyForcibly();
-    return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+  record Run(int exit, String output) {}
+
+  private static Run run(List<String> command) throws Exception {
+    Path out = Files.createTempFile("x30a-", ".out");
+    try {
+      Process p = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(out.toFile()).start();
+      if (!p.waitFor(30, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        throw new AssertionError("did not finish within 30 s: " + command);
+      }
+      return new Run(p.exitValue(), Files.readString(out, StandardCharsets.UTF_8));
+    } finally {
+      Files.deleteIfExists(out);
+    }
   }
 }

@@ -1,5 +1,6 @@
 package io.flashsale.evidence;
 
+import java.util.Map;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -24,7 +25,7 @@ class X30bDevServerBaselineTest {
       long devServer = ProcessHandle.current().descendants()
           .filter(p -> p.info().commandLine().orElse("").contains("start-dev")).findFirst()
           .orElseThrow(() -> new AssertionError("no dev server process under this JVM")).pid();
-      try (ProductionFleet fleet = ProductionFleet.start(stack, ev, "127.0.0.1:" + stack.temporalPort)) {
+      try (ProductionFleet fleet = ProductionFleet.start(stack, ev, "127.0.0.1:" + stack.temporalPort, Map.of())) {
         ev.note("dev server pid " + devServer + "; " + fleet.describe());
         fleet.warmUp();
         fleet.cleanSale("dev server (SQLite file)", () -> devServer, 0);

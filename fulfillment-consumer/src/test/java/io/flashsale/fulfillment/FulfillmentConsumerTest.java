@@ -52,7 +52,7 @@ class FulfillmentConsumerTest {
 
   @BeforeAll
   static void startConsumer() throws IOException {
-    postgres = EmbeddedPostgres.builder().start();
+    postgres = EmbeddedPostgres.builder().setPGStartupWait(java.time.Duration.ofSeconds(60)).start();
     consumer = RunningConsumer.start(postgres);
   }
 

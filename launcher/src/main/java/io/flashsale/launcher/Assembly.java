@@ -64,7 +64,7 @@ public final class Assembly {
   /** The same, traced by {@code tracing} (null: untraced). */
   public static TemporalRuntime temporal(FlashsaleConfiguration.TemporalSettings t, String target, boolean external,
       SdkMetrics metrics, io.flashsale.launcher.observe.Tracing tracing) {
-    return new TemporalRuntime(target, t.namespace, t.workflowCacheSize, external ? t.tls : null,
+    return new TemporalRuntime(target, t.namespace, t.workflowCacheSize, external ? t.tls.effective() : null,
         external ? t.apiKey : "", metrics, tracing, PayloadEncryption.dataConverter(payloadCodec(t.payloadEncryption)));
   }
 

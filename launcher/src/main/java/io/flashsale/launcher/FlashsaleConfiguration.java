@@ -243,6 +243,25 @@ public class FlashsaleConfiguration extends Configuration {
     @NotNull @JsonProperty public String clientKeyFile = "";
     /** Overrides the name checked against the server certificate (SNI / authority). */
     @NotNull @JsonProperty public String serverName = "";
+    /**
+     * A folder of the deployment's certificates (docker/temporal/make-certs.sh, made by
+     * ./flashsale cluster in its data folder): TLS on, and what is not set above taken from it
+     * (ca.pem, service.pem, service.key, the server name "temporal"). Empty: nothing.
+     */
+    @NotNull @JsonProperty public String certificateDir = "";
+
+    /** These settings with {@link #certificateDir} applied. */
+    public TlsSettings effective() {
+      if (certificateDir.isBlank()) return this;
+      java.nio.file.Path dir = java.nio.file.Path.of(certificateDir);
+      TlsSettings t = new TlsSettings();
+      t.enabled = true;
+      t.caCertFile = caCertFile.isBlank() ? dir.resolve("ca.pem").toString() : caCertFile;
+      t.clientCertFile = clientCertFile.isBlank() ? dir.resolve("service.pem").toString() : clientCertFile;
+      t.clientKeyFile = clientKeyFile.isBlank() ? dir.resolve("service.key").toString() : clientKeyFile;
+      t.serverName = serverName.isBlank() ? "temporal" : serverName;
+      return t;
+    }
   }
 
   public static class ChannelSettings {

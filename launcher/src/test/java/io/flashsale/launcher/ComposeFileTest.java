@@ -402,6 +402,10 @@ class ComposeFileTest {
       assertEquals(envExample.get("FLASHSALE_CALLBACK_SECRET"), cfg.channel.callbackSecret);
       assertEquals(envExample.get("FLASHSALE_CHANNEL_MERCHANT_KEY"), cfg.channel.merchantKey);
       assertEquals(envExample.get("FLASHSALE_DELIVERY_SECRET"), cfg.consumer.deliverySecret);
+      FlashsaleConfiguration.TlsSettings tls = cfg.temporal.tls.effective();
+      assertTrue(tls.enabled && tls.clientCertFile.equals("/etc/flashsale/tls/service.pem")
+          && tls.caCertFile.equals("/etc/flashsale/tls/ca.pem") && tls.serverName.equals("temporal"),
+          "the frontend's mutual TLS: the service's certificate from the mounted folder");
       assertNotNull(cfg.channel.baseUrl, "a worker needs channel.baseUrl");
       assertFalse(cfg.channel.notifyUrl.isBlank(), "a worker needs channel.notifyUrl");
     }

@@ -201,7 +201,7 @@ class OrderWorkflowPropertiesTest {
   @BeforeAll
   static void start() throws Exception {
     quietLogs();
-    postgres = EmbeddedPostgres.builder().start();
+    postgres = EmbeddedPostgres.builder().setPGStartupWait(java.time.Duration.ofSeconds(60)).start();
     db = new Database(postgres.getJdbcUrl("postgres", "postgres"), "postgres", "postgres", 8);
     db.migrate();
     // PAY_EVENT_WRITE_FAILS: an order's armed sequence makes the first write of its ORDER_PAID event

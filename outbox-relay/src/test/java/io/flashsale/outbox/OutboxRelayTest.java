@@ -51,7 +51,7 @@ class OutboxRelayTest {
 
   @BeforeAll
   static void startPostgres() throws IOException {
-    postgres = EmbeddedPostgres.builder().start();
+    postgres = EmbeddedPostgres.builder().setPGStartupWait(java.time.Duration.ofSeconds(60)).start();
     db = new Database(postgres.getJdbcUrl("postgres", "postgres"), "postgres", "postgres", 8);
     db.migrate();
     orders = new TerminalOrders(db);

@@ -24,7 +24,7 @@ public final class MigratedPostgres implements BeforeAllCallback, AfterAllCallba
 
   @Override
   public void beforeAll(ExtensionContext context) throws IOException {
-    postgres = EmbeddedPostgres.builder().start();
+    postgres = EmbeddedPostgres.builder().setPGStartupWait(java.time.Duration.ofSeconds(60)).start();
     db = newDatabase(2, Database.DEFAULT_CONNECTION_TIMEOUT);
     db.migrate();
   }

@@ -20,7 +20,7 @@ class OrderChannelMigrationTest {
 
   @Test
   void existingOrdersAndNewOnesAreOnTheDefaultChannel() throws Exception {
-    try (EmbeddedPostgres pg = EmbeddedPostgres.builder().start()) {
+    try (EmbeddedPostgres pg = EmbeddedPostgres.builder().setPGStartupWait(java.time.Duration.ofSeconds(60)).start()) {
       String url = pg.getJdbcUrl("postgres", "postgres");
       Flyway.configure().dataSource(url, "postgres", "postgres").locations("classpath:db/migration").target("8")
           .load().migrate();

@@ -22,7 +22,7 @@ class OrderIdMigrationTest {
 
   @Test
   void ordersOfTheOldIdsKeepThemAndTheirPlace() throws Exception {
-    try (EmbeddedPostgres pg = EmbeddedPostgres.builder().start()) {
+    try (EmbeddedPostgres pg = EmbeddedPostgres.builder().setPGStartupWait(java.time.Duration.ofSeconds(60)).start()) {
       String url = pg.getJdbcUrl("postgres", "postgres");
       Flyway.configure().dataSource(url, "postgres", "postgres").locations("classpath:db/migration").target("5")
           .load().migrate();

@@ -50,6 +50,7 @@ public final class Cluster implements AutoCloseable {
   public static final String SCHEMA_SCRIPT = "docker/temporal/setup-schema.sh";
   public static final String SETUP_SCRIPT = "docker/temporal-setup.sh";
   public static final String UI_CONFIG_DIR = "docker/temporal/ui";
+  public static final String CERTS_SCRIPT = "docker/temporal/make-certs.sh";
   private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
 
   /**
@@ -58,6 +59,54 @@ public final class Cluster implements AutoCloseable {
    */
   public record Settings(Path home, Path dataDir, int temporalPort, int uiPort, int apiPort, int adminPort,
       boolean service) {}
+
+  /**
+   * The deployment's certificates ({@value #CERTS_SCRIPT}): the frontend admits only a client
+   * holding one of them (mutual TLS), and every client checks the server by the name
+   * {@value #SERVER_NAME}. Clients: {@code service}, {@code operator}, {@code web-ui}.
+   */
+  public record Tls(Path dir) {
+    public static final String SERVER_NAME = "temporal";
+
+    public Path ca() {
+      return dir.resolve("ca.pem");
+    }
+
+    public Path cert(String client) {
+      return dir.resolve(client + ".pem");
+    }
+
+    public Path key(String client) {
+      return dir.resolve(client + ".key");
+    }
+
+    /** What the temporal CLI reads from its environment for these flags. */
+    public Map<String, String> cliEnvironment(String client) {
+      Map<String, String> env = new LinkedHashMap<>();
+      env.put("TEMPORAL_TLS_CLIENT_CERT_PATH", cert(client).toString());
+      env.put("TEMPORAL_TLS_CLIENT_KEY_PATH", key(client).toString());
+      env.put("TEMPORAL_TLS_SERVER_CA_CERT_PATH", ca().toString());
+      env.put("TEMPORAL_TLS_SERVER_NAME", SERVER_NAME);
+      return env;
+    }
+
+    /** The temporal CLI's flags for {@code client}'s certificate. */
+    public List<String> cliArgs(String client) {
+      return List.of("--tls-cert-path", cert(client).toString(), "--tls-key-path", key(client).toString(),
+          "--tls-ca-path", ca().toString(), "--tls-server-name", SERVER_NAME);
+    }
+
+    /** The service's {@code temporal.tls} settings for {@code client}'s certificate, as configuration keys. */
+    public Map<String, String> serviceSettings(String client) {
+      Map<String, String> p = new LinkedHashMap<>();
+      p.put("temporal.tls.enabled", "true");
+      p.put("temporal.tls.caCertFile", ca().toString());
+      p.put("temporal.tls.clientCertFile", cert(client).toString());
+      p.put("temporal.tls.clientKeyFile", key(client).toString());
+      p.put("temporal.tls.serverName", SERVER_NAME);
+      return p;
+    }
+  }
 
   /** The installed pieces, found under {@code <home>/.tools/cluster}. */
   public record Binaries(Path server, Path sqlTool, Path uiServer, Path schemaDir, Path cli) {
@@ -93,6 +142,8 @@ public final class Cluster implements AutoCloseable {
   private int adminPort;
   private int channelPort;
   private int consumerPort;
+  private Tls tls;
+  private Path adminTokenFile;
   /** The ports this cluster took from the shared reservations: given back when it closes. */
   private final List<Integer> reserved = new java.util.ArrayList<>();
 
@@ -134,6 +185,10 @@ public final class Cluster implements AutoCloseable {
     consumerPort = freePort();
 
     long t0 = System.nanoTime();
+    tls = new Tls(data.resolve("tls"));
+    run(List.of("sh", settings.home().resolve(CERTS_SCRIPT).toString(), tls.dir().toString()), Map.of(),
+        logs.resolve("certificates.log"), Duration.ofSeconds(60), "the certificates");
+    step("certificates of the deployment's CA in " + tls.dir() + " (" + CERTS_SCRIPT + ")", t0);
     postgres = SupervisedPostgres.start(new SupervisedPostgres.Settings(data.resolve("temporal-postgres"), 0, true, true));
     started(postgres);
     String password = localPassword(data.resolve("temporal-db-password"));
@@ -142,6 +197,7 @@ public final class Cluster implements AutoCloseable {
 
     Map<String, String> env = serverEnvironment(temporalPort, postgres.port(), password);
     env.put("TEMPORAL_DYNAMIC_CONFIG_FILE", settings.home().resolve(DYNAMIC_CONFIG).toString());
+    env.put("TEMPORAL_TLS_DIR", tls.dir().toString());
     Path schemaMark = data.resolve("temporal-postgres-schema-" + SERVER_VERSION);
     if (!Files.exists(schemaMark)) {
       Map<String, String> schemaEnv = new LinkedHashMap<>(env);
@@ -175,13 +231,14 @@ public final class Cluster implements AutoCloseable {
     });
     String address = temporalAddress();
     awaitServing(server);
-    step("Temporal server " + SERVER_VERSION + " serving on " + address + " (pid " + server.pid() + ")", t0);
+    step("Temporal server " + SERVER_VERSION + " serving on " + address + ", mutual TLS (pid " + server.pid() + ")", t0);
 
     Map<String, String> setupEnv = new LinkedHashMap<>();
     setupEnv.put("PATH", bin.cli().getParent() + ":" + System.getenv().getOrDefault("PATH", "/usr/bin:/bin"));
     setupEnv.put("TEMPORAL_ADDRESS", address);
     setupEnv.put("TEMPORAL_NAMESPACE", NAMESPACE);
     setupEnv.put("TEMPORAL_NAMESPACE_RETENTION", RETENTION);
+    setupEnv.putAll(tls.cliEnvironment("operator"));
     run(List.of("sh", settings.home().resolve(SETUP_SCRIPT).toString()), setupEnv,
         logs.resolve("temporal-setup.log"), Duration.ofSeconds(200), "the namespace and search attribute setup");
     step("namespace " + NAMESPACE + " (retention " + RETENTION + ") and search attributes (" + SETUP_SCRIPT + ")", t0);
@@ -190,15 +247,21 @@ public final class Cluster implements AutoCloseable {
     uiEnv.put("TEMPORAL_ADDRESS", address);
     uiEnv.put("TEMPORAL_UI_PORT", String.valueOf(uiPort));
     uiEnv.put("TEMPORAL_DEFAULT_NAMESPACE", NAMESPACE);
+    uiEnv.put("TEMPORAL_TLS_CA", tls.ca().toString());
+    uiEnv.put("TEMPORAL_TLS_CERT", tls.cert("web-ui").toString());
+    uiEnv.put("TEMPORAL_TLS_KEY", tls.key("web-ui").toString());
+    uiEnv.put("TEMPORAL_TLS_SERVER_NAME", Tls.SERVER_NAME);
     uiEnv.put("TEMPORAL_DISABLE_WRITE_ACTIONS", System.getenv().getOrDefault("TEMPORAL_UI_DISABLE_WRITE_ACTIONS", "true"));
     Child ui = started(Child.start("Web UI server", List.of(bin.uiServer().toString(), "--root", settings.home().toString(),
         "--config", UI_CONFIG_DIR, "--env", SERVER_CONFIG_ENV, "start"), uiEnv, logs.resolve("ui-server.log")));
     awaitTrue(() -> ui.alive() && httpOk("http://127.0.0.1:" + uiPort + "/"), "the Web UI on port " + uiPort, ui);
     step("Web UI server " + UI_SERVER_VERSION + " on " + webUi() + " (pid " + ui.pid() + ")", t0);
 
+    adminTokenFile = data.resolve("admin-token");
+    String adminToken = localPassword(adminTokenFile);
     if (settings.service()) {
-      Child service = started(Child.start("flashsale service", serviceCommand(address, data.resolve("service")), Map.of(),
-          logs.resolve("service.log")));
+      Child service = started(Child.start("flashsale service", serviceCommand(address, data.resolve("service")),
+          Map.of("FLASHSALE_ADMIN_TOKEN", adminToken), logs.resolve("service.log")));
       awaitTrue(() -> service.alive() && httpOk("http://127.0.0.1:" + adminPort + "/healthcheck"),
           "the service's health check on port " + adminPort, service);
       step("service (API and workers, engine external) on " + api() + " (pid " + service.pid() + ")", t0);
@@ -208,8 +271,9 @@ public final class Cluster implements AutoCloseable {
   /** Waits until the server's frontend answers the CLI's health check. */
   private void awaitServing(Child child) throws IOException {
     String address = temporalAddress();
-    awaitTrue(() -> child.alive() && quiet(List.of(cli.toString(), "operator", "cluster", "health",
-        "--address", address)), "the Temporal server to serve on " + address, child);
+    List<String> health = new ArrayList<>(List.of(cli.toString(), "operator", "cluster", "health", "--address", address));
+    health.addAll(tls.cliArgs("operator"));
+    awaitTrue(() -> child.alive() && quiet(health), "the Temporal server to serve on " + address, child);
   }
 
   /**
@@ -273,6 +337,7 @@ public final class Cluster implements AutoCloseable {
     cmd.add("-Ddw.server.adminConnectors[0].port=" + adminPort);
     cmd.add("-Ddw.channel.embeddedPort=" + channelPort);
     cmd.add("-Ddw.consumer.port=" + consumerPort);
+    tls.serviceSettings("service").forEach((key, value) -> cmd.add("-Ddw." + key + "=" + value));
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
     cmd.add("io.flashsale.launcher.FlashsaleApplication");
@@ -316,6 +381,19 @@ public final class Cluster implements AutoCloseable {
     return password;
   }
 
+  /** The deployment's certificates: the frontend refuses a client without one. */
+  public Tls tls() {
+    return tls;
+  }
+
+  /**
+   * The admin credential the service runs with (auth.adminToken), made on the first start and kept
+   * beside the data: the admin port's bearer token and the key of an operator's notice proof.
+   */
+  public String adminToken() throws IOException {
+    return Files.readString(adminTokenFile).trim();
+  }
+
   public String temporalAddress() {
     return "127.0.0.1:" + temporalPort;
   }
@@ -351,6 +429,9 @@ public final class Cluster implements AutoCloseable {
     sb.append("Temporal   ").append(temporalAddress()).append("  (Temporal server ").append(SERVER_VERSION)
         .append(", PostgreSQL persistence + SQL visibility, namespace ").append(NAMESPACE).append(")\n");
     sb.append("Web UI     ").append(webUi()).append("/namespaces/").append(NAMESPACE).append("/workflows\n");
+    sb.append("TLS        ").append(tls.dir()).append("  (mutual: the frontend admits only these certificates; the CLI: ")
+        .append(String.join(" ", tls.cliArgs("operator"))).append(")\n");
+    sb.append("Admin key  ").append(adminTokenFile).append("  (FLASHSALE_ADMIN_TOKEN: the admin port, ./flashsale operator-notice)\n");
     sb.append("PostgreSQL 127.0.0.1:").append(postgres.port()).append("  (temporal, temporal_visibility)\n");
     sb.append("Logs       ").append(settings.dataDir().toAbsolutePath().resolve("logs")).append("\n");
     return sb.toString();

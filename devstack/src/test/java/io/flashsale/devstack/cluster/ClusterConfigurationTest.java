@@ -124,6 +124,30 @@ class ClusterConfigurationTest {
         "cluster: write actions off unless turned on");
   }
 
+  @Test
+  void everyClientOfTheFrontendHoldsTheDeploymentsCertificates() throws IOException {
+    String config = Files.readString(HOME.resolve(Cluster.SERVER_CONFIG_DIR).resolve(Cluster.SERVER_CONFIG_ENV + ".yaml"));
+    assertEquals(2, config.split("requireClientAuth: true", -1).length - 1,
+        "the frontend and the internode listeners both require a client certificate");
+    assertTrue(config.contains("env \"TEMPORAL_TLS_DIR\" | default \"/etc/temporal/tls\""),
+        "the server reads its certificates from TEMPORAL_TLS_DIR (the cluster's) or /etc/temporal/tls (compose's)");
+    assertEquals("/etc/temporal/tls:ro", mounts("temporal").get("docker/certs") + ":ro",
+        "compose mounts the certificates where the server reads them");
+    Path inContainer = Path.of("/etc/flashsale/tls");
+    for (String client : List.of("temporal-setup", "temporal-ui", "api", "worker-1", "worker-2")) {
+      assertEquals(inContainer.toString(), mounts(client).get("docker/certs"), client + " holds the certificates");
+    }
+    Cluster.Tls tls = new Cluster.Tls(inContainer);
+    Map<String, String> setup = environment("temporal-setup");
+    tls.cliEnvironment("operator").forEach((k, v) -> assertEquals(v, setup.get(k), "temporal-setup's CLI: " + k));
+    Map<String, String> ui = environment("temporal-ui");
+    assertEquals(tls.ca().toString(), ui.get("TEMPORAL_TLS_CA"));
+    assertEquals(tls.cert("web-ui").toString(), ui.get("TEMPORAL_TLS_CERT"));
+    assertEquals(tls.key("web-ui").toString(), ui.get("TEMPORAL_TLS_KEY"));
+    assertEquals(Cluster.Tls.SERVER_NAME, ui.get("TEMPORAL_TLS_SERVER_NAME"));
+    assertEquals("true", ui.get("TEMPORAL_TLS_ENABLE_HOST_VERIFICATION"), "the UI checks the server's name");
+  }
+
   // ---- helpers ----
 
   private static String pinned(String variable) {

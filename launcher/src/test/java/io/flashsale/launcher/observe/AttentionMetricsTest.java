@@ -76,7 +76,7 @@ class AttentionMetricsTest {
 
   @Test
   void countsTheOrdersThatNeedAttentionOnPostgres() throws Exception {
-    try (EmbeddedPostgres postgres = EmbeddedPostgres.builder().start();
+    try (EmbeddedPostgres postgres = EmbeddedPostgres.builder().setPGStartupWait(java.time.Duration.ofSeconds(60)).start();
         Database db = new Database(postgres.getJdbcUrl("postgres", "postgres"), "postgres", "postgres", 2)) {
       db.migrate();
       PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);

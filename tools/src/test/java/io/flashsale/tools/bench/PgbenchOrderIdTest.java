@@ -24,7 +24,7 @@ class PgbenchOrderIdTest {
 
   @Test
   void theScriptsOrderIdIsAValidIdDistinctForAnyNumber() throws Exception {
-    try (EmbeddedPostgres pg = EmbeddedPostgres.builder().start();
+    try (EmbeddedPostgres pg = EmbeddedPostgres.builder().setPGStartupWait(java.time.Duration.ofSeconds(60)).start();
         Connection c = pg.getPostgresDatabase().getConnection();
         Statement st = c.createStatement()) {
       Set<String> seen = new HashSet<>();
@@ -44,7 +44,7 @@ class PgbenchOrderIdTest {
   void theScriptRunsOnTheMigratedSchemaAndKeepsEachOrdersNumber() throws Exception {
     // ./flashsale test installs it; a missing one fails here rather than skipping the check
     assertTrue(onPath("pgbench"), "pgbench is not installed (Debian: postgresql-client)");
-    try (EmbeddedPostgres pg = EmbeddedPostgres.builder().start()) {
+    try (EmbeddedPostgres pg = EmbeddedPostgres.builder().setPGStartupWait(java.time.Duration.ofSeconds(60)).start()) {
       String url = pg.getJdbcUrl("postgres", "postgres");
       try (io.flashsale.persistence.Database db = new io.flashsale.persistence.Database(url, "postgres", "postgres", 2)) {
         db.migrate();
