@@ -56,12 +56,8 @@ public final class TemporalRuntime implements Managed {
   public TemporalRuntime(String target, String namespace, Integer workflowCacheSize,
       FlashsaleConfiguration.TlsSettings tls, String apiKey, io.flashsale.launcher.observe.SdkMetrics metrics,
       io.flashsale.launcher.observe.Tracing tracing, io.temporal.common.converter.DataConverter dataConverter) {
-    WorkflowServiceStubsOptions.Builder stubs = WorkflowServiceStubsOptions.newBuilder().setTarget(target);
+    WorkflowServiceStubsOptions.Builder stubs = stubsOptions(target, tls);
     if (metrics != null) stubs.setMetricsScope(metrics.scope());
-    if (tls != null && tls.enabled) stubs.setSslContext(sslContext(tls));
-    if (tls != null && tls.enabled && !tls.serverName.isBlank()) {
-      stubs.setChannelInitializer(channel -> channel.overrideAuthority(tls.serverName));
-    }
     if (apiKey != null && !apiKey.isBlank()) {
       if (tls == null || !tls.enabled) throw new IllegalArgumentException("temporal.apiKey needs temporal.tls.enabled");
       stubs.addApiKey(() -> apiKey);
@@ -91,6 +87,16 @@ public final class TemporalRuntime implements Managed {
       options.setMaxWorkflowThreadCount(Math.max(600, 2 * workflowCacheSize));
     }
     return options;
+  }
+
+  /** The connection to {@code target}: plaintext, or TLS (mutual with a client certificate) as {@code tls} says. */
+  public static WorkflowServiceStubsOptions.Builder stubsOptions(String target, FlashsaleConfiguration.TlsSettings tls) {
+    WorkflowServiceStubsOptions.Builder stubs = WorkflowServiceStubsOptions.newBuilder().setTarget(target);
+    if (tls != null && tls.enabled) stubs.setSslContext(sslContext(tls));
+    if (tls != null && tls.enabled && !tls.serverName.isBlank()) {
+      stubs.setChannelInitializer(channel -> channel.overrideAuthority(tls.serverName));
+    }
+    return stubs;
   }
 
   private static io.grpc.netty.shaded.io.netty.handler.ssl.SslContext sslContext(FlashsaleConfiguration.TlsSettings tls) {

@@ -186,7 +186,8 @@ public final class Cluster implements AutoCloseable {
 
     long t0 = System.nanoTime();
     tls = new Tls(data.resolve("tls"));
-    run(List.of("sh", settings.home().resolve(CERTS_SCRIPT).toString(), tls.dir().toString()), Map.of(),
+    // keys owner-only, whatever the caller's environment says
+    run(List.of("sh", settings.home().resolve(CERTS_SCRIPT).toString(), tls.dir().toString()), Map.of("KEYS_READABLE", "0"),
         logs.resolve("certificates.log"), Duration.ofSeconds(60), "the certificates");
     step("certificates of the deployment's CA in " + tls.dir() + " (" + CERTS_SCRIPT + ")", t0);
     postgres = SupervisedPostgres.start(new SupervisedPostgres.Settings(data.resolve("temporal-postgres"), 0, true, true));
@@ -431,7 +432,9 @@ public final class Cluster implements AutoCloseable {
     sb.append("Web UI     ").append(webUi()).append("/namespaces/").append(NAMESPACE).append("/workflows\n");
     sb.append("TLS        ").append(tls.dir()).append("  (mutual: the frontend admits only these certificates; the CLI: ")
         .append(String.join(" ", tls.cliArgs("operator"))).append(")\n");
-    sb.append("Admin key  ").append(adminTokenFile).append("  (FLASHSALE_ADMIN_TOKEN: the admin port, ./flashsale operator-notice)\n");
+    if (settings.service()) {
+      sb.append("Admin key  ").append(adminTokenFile).append("  (FLASHSALE_ADMIN_TOKEN: the admin port, ./flashsale operator-notice)\n");
+    }
     sb.append("PostgreSQL 127.0.0.1:").append(postgres.port()).append("  (temporal, temporal_visibility)\n");
     sb.append("Logs       ").append(settings.dataDir().toAbsolutePath().resolve("logs")).append("\n");
     return sb.toString();

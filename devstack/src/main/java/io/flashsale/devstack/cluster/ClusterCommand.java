@@ -23,7 +23,7 @@ public class ClusterCommand extends Command {
     subparser.addArgument("--admin-port").type(Integer.class).setDefault(8081);
     subparser.addArgument("--without-service").action(net.sourceforge.argparse4j.impl.Arguments.storeTrue())
         .help("only the Temporal server, its PostgreSQL and the Web UI: API, worker and relay processes join it"
-            + " with --engine external (or a benchmark does)");
+            + " with --engine external and FLASHSALE_TEMPORAL_TLS_DIR=<data>/tls (or a benchmark does)");
   }
 
   @Override

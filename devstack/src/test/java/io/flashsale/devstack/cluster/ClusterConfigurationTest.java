@@ -131,11 +131,16 @@ class ClusterConfigurationTest {
         "the frontend and the internode listeners both require a client certificate");
     assertTrue(config.contains("env \"TEMPORAL_TLS_DIR\" | default \"/etc/temporal/tls\""),
         "the server reads its certificates from TEMPORAL_TLS_DIR (the cluster's) or /etc/temporal/tls (compose's)");
-    assertEquals("/etc/temporal/tls:ro", mounts("temporal").get("docker/certs") + ":ro",
-        "compose mounts the certificates where the server reads them");
+    assertEquals(certificates("/etc/temporal/tls", "server"), certificateMounts("temporal"),
+        "compose mounts the server's certificate and key, and the CA's certificate, where the server reads them");
     Path inContainer = Path.of("/etc/flashsale/tls");
-    for (String client : List.of("temporal-setup", "temporal-ui", "api", "worker-1", "worker-2")) {
-      assertEquals(inContainer.toString(), mounts(client).get("docker/certs"), client + " holds the certificates");
+    Map<String, String> clients = Map.of("temporal-setup", "operator", "temporal-ui", "web-ui", "api", "service",
+        "worker-1", "service", "worker-2", "service");
+    clients.forEach((service, client) -> assertEquals(certificates(inContainer.toString(), client),
+        certificateMounts(service), service + " holds the CA's certificate and " + client + "'s, nothing else"));
+    for (String service : services.keySet()) {
+      assertTrue(certificateMounts(service).keySet().stream().noneMatch(source -> source.contains("private")),
+          service + " mounts nothing of the CA's private folder");
     }
     Cluster.Tls tls = new Cluster.Tls(inContainer);
     Map<String, String> setup = environment("temporal-setup");
@@ -149,6 +154,21 @@ class ClusterConfigurationTest {
   }
 
   // ---- helpers ----
+
+  /** What a service should mount of docker/certs: the CA's certificate and one client's certificate and key. */
+  private static Map<String, String> certificates(String target, String client) {
+    Map<String, String> out = new LinkedHashMap<>();
+    for (String file : List.of("ca.pem", client + ".pem", client + ".key")) out.put("docker/certs/" + file, target + "/" + file);
+    return out;
+  }
+
+  private static Map<String, String> certificateMounts(String name) {
+    Map<String, String> out = new LinkedHashMap<>();
+    mounts(name).forEach((source, target) -> {
+      if (source.startsWith("docker/certs")) out.put(source, target);
+    });
+    return out;
+  }
 
   private static String pinned(String variable) {
     Matcher m = Pattern.compile("(?m)^" + variable + "=(\\S+)").matcher(script);

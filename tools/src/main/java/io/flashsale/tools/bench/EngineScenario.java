@@ -3,7 +3,6 @@ package io.flashsale.tools.bench;
 import io.temporal.client.WorkflowClient;
 import io.temporal.client.WorkflowClientOptions;
 import io.temporal.serviceclient.WorkflowServiceStubs;
-import io.temporal.serviceclient.WorkflowServiceStubsOptions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -32,8 +31,11 @@ final class EngineScenario {
   ScenarioResult run(int run, int n, int clients, Duration max) throws Exception {
     Load.Endpoints at = ctx.at;
     if (at.temporal() == null || at.temporal().isBlank()) throw new IllegalArgumentException("engine needs --temporal");
+    // a cluster behind mutual TLS: the certificates folder the service reads too (embedded.yml)
+    io.flashsale.launcher.FlashsaleConfiguration.TlsSettings tls = new io.flashsale.launcher.FlashsaleConfiguration.TlsSettings();
+    tls.certificateDir = java.util.Objects.requireNonNullElse(System.getenv("FLASHSALE_TEMPORAL_TLS_DIR"), "");
     WorkflowServiceStubs service = WorkflowServiceStubs.newServiceStubs(
-        WorkflowServiceStubsOptions.newBuilder().setTarget(at.temporal()).build());
+        io.flashsale.launcher.TemporalRuntime.stubsOptions(at.temporal(), tls.effective()).build());
     try {
       WorkflowClient client = WorkflowClient.newInstance(service,
           WorkflowClientOptions.newBuilder().setNamespace(at.namespace()).build());
