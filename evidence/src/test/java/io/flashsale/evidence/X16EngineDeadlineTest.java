@@ -10,13 +10,13 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * X-16: nothing waits forever on the engine. With no worker polling, a create answers 503 with
- * Retry-After once the call deadline passes (not a request hanging with its admission permit);
+ * Retry-After once its deadline (the service's default, 1.5 s) passes (not a request hanging with its admission permit);
  * once a worker runs, the same request key goes through. Pay with an Idempotency-Key: the
  * client's retry gets the original answer, a new key is a new command (REJECTED), one charge.
  */
 class X16EngineDeadlineTest {
   @RegisterExtension static final Stack stack = new Stack().with("worker", false)
-      .with("temporal.callDeadline", "2s");
+      .with("temporal.callDeadline", "2s").with("temporal.createDeadline", "1500ms");
   @RegisterExtension static final Evidence ev = new Evidence("X-16", "engine calls have a deadline; Idempotency-Key on pay");
 
   @Test
@@ -30,7 +30,8 @@ class X16EngineDeadlineTest {
     ev.note("create with no worker answered " + r.statusCode() + " after " + took + " ms: " + r.body());
     ev.check(r.statusCode() == 503 && r.body().contains("ENGINE_UNAVAILABLE"), "503 ENGINE_UNAVAILABLE");
     ev.check(r.headers().firstValue("Retry-After").isPresent(), "with Retry-After");
-    ev.check(took < 15_000, "answered at the deadline, not left waiting");
+    // the bench measures the 2 s a buyer waits under load; here a loaded machine gets a second of margin
+    ev.check(took >= 1_500 && took < 3_000, "answered at the create's deadline (1.5 s), not left waiting");
 
     try (ChildJvm worker = ChildJvm.start("x16-worker", workerProperties(), "worker", "embedded.yml")) {
       worker.awaitLog("worker polling", 60_000);

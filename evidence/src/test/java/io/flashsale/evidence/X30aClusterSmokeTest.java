@@ -4,6 +4,7 @@ import io.flashsale.devstack.cluster.Cluster;
 import io.flashsale.launcher.cli.HttpJson;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.time.Duration;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -51,7 +52,8 @@ class X30aClusterSmokeTest {
           (System.nanoTime() - t0) / 1e9, cluster.temporalAddress(), cluster.webUi(), cluster.api()));
 
       HttpJson buyer = new HttpJson(cluster.api(), null).login("t1", "user-x30a");
-      HttpJson.Reply created = Buyers.create(buyer, "x30a-1", "sku-lab-01", 1);
+      // the service's own create deadline (1.5 s) on a cold cluster: a 503 is sent again with the key
+      HttpJson.Reply created = buyer.postUntilAnswered("/orders", Buyers.order("x30a-1", "sku-lab-01", 1), Duration.ofSeconds(60));
       ev.equal(201, created.status(), "the order is created through the API: " + created.raw());
       String orderId = created.text("order_id");
       String workflowId = created.text("workflow_id");
@@ -115,7 +117,8 @@ class X30aClusterSmokeTest {
     }
 
     // the operator's certificate passes the door; a payment notice still needs the operator's proof
-    HttpJson.Reply created = Buyers.create(buyer, "x30a-forged", "sku-lab-01", 1);
+    HttpJson.Reply created = buyer.postUntilAnswered("/orders", Buyers.order("x30a-forged", "sku-lab-01", 1),
+        Duration.ofSeconds(60));
     ev.equal(201, created.status(), "a second order: " + created.raw());
     String orderId = created.text("order_id");
     String workflowId = created.text("workflow_id");

@@ -115,9 +115,10 @@ public final class Assembly {
         o.attentionAfter.toMilliseconds());
   }
 
-  /** The API's order commands on the engine, each waiting at most {@code temporal.callDeadline}. */
+  /** The API's order commands on the engine: a create waits at most {@code temporal.createDeadline}, the others {@code callDeadline}. */
   public static Orders orders(FlashsaleConfiguration cfg, WorkflowClient client) {
-    return new Orders(client, orderSettings(cfg.orders), cfg.temporal.callDeadline.toJavaDuration());
+    return new Orders(client, orderSettings(cfg.orders), cfg.temporal.callDeadline.toJavaDuration(),
+        cfg.temporal.createDeadline.toJavaDuration(), io.flashsale.workflows.WorkflowIds.TASK_QUEUE);
   }
 
   /** The outbox relay delivering to {@code consumerUrl}, each delivery signed with {@code deliverySecret}. */

@@ -184,6 +184,13 @@ public class FlashsaleConfiguration extends Configuration {
      */
     @NotNull @MinDuration(value = 1, unit = TimeUnit.MILLISECONDS) @JsonProperty
     public Duration callDeadline = Duration.seconds(10);
+    /**
+     * A create's own wait for the engine: past it 503 with Retry-After, and the same request key sent
+     * again reads the order if the create went through. Short, so that a buyer of a crowd is answered
+     * within 2 s whatever the load (docs/DESIGN.md §Overload).
+     */
+    @NotNull @MinDuration(value = 1, unit = TimeUnit.MILLISECONDS) @JsonProperty
+    public Duration createDeadline = Duration.milliseconds(1500);
     /** Start a workflow for every non-final order that has none, when the service starts. */
     @JsonProperty public boolean repairOrphansAtStart = true;
     /**

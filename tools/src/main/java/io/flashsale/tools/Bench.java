@@ -37,7 +37,7 @@ final class Bench {
   record Options(int runs, int buyers, int units, int concurrency, int jdbcPool, int orders, int stormOrders, int copies,
       int pgbenchSeconds, String loadHeap, boolean profile, Path outDir, String stamp, int sweepRequests,
       int sweepSeconds, List<String> scenarios, boolean fsyncCost, int openLoopSeconds, int crowd, int crowdUnits,
-      double arrivalSeconds) {}
+      double arrivalSeconds, int stormBuyers) {}
 
   /**
    * One scenario run as the load JVM reported it, with the CPU split over its window and the
@@ -87,7 +87,8 @@ final class Bench {
   /** The engine ceiling, B1, B1 sold out, the JDBC and pgbench ceilings, B2, B3; returns the exit code. */
   int run() throws Exception {
     header();
-    line("params: runs=" + o.runs() + " clients=" + o.concurrency() + " | b1 buyers=" + o.buyers() + " units="
+    line("params: runs=" + o.runs() + " clients=" + o.concurrency() + " | storms' distinct buyers=" + o.stormBuyers()
+        + " | b1 requests=" + o.buyers() + " units="
         + (o.units() > 0 ? String.valueOf(o.units()) : 2 * o.buyers() + " (2x, never sells out)") + " | jdbc pool=" + o.jdbcPool() + " | pgbench " + (pgbench ? o.pgbenchSeconds() + " s" : "not on PATH")
         + " | b2 orders=" + o.orders() + " | b3 orders=" + o.stormOrders() + " x " + o.copies() + " copies"
         + " | load JVM -Xmx" + o.loadHeap() + (o.profile() ? " | JFR on" : "") + " | scenarios " + String.join(",", scenarios())
@@ -326,12 +327,14 @@ final class Bench {
 
   /** Small sizes for the warm-up pass (JIT, pools and caches on both sides), never above the measured ones. */
   private List<String> warmUpSizes(String scenario) {
+    String crowd = String.valueOf(Math.min(500, o.stormBuyers()));
     return switch (scenario) {
-      case "engine", "b1", "b1-sold-out", "jdbc" -> List.of("--buyers", String.valueOf(Math.min(500, o.buyers())));
+      case "engine", "jdbc" -> List.of("--buyers", String.valueOf(Math.min(500, o.buyers())));
+      case "b1", "b1-sold-out" -> List.of("--buyers", String.valueOf(Math.min(500, o.buyers())), "--storm-buyers", crowd);
       case "pgbench" -> List.of("--pgbench-seconds", String.valueOf(Math.min(2, o.pgbenchSeconds())));
-      case "b2" -> List.of("--orders", String.valueOf(Math.min(100, o.orders())));
+      case "b2" -> List.of("--orders", String.valueOf(Math.min(100, o.orders())), "--storm-buyers", crowd);
       case "b3" -> List.of("--storm-orders", String.valueOf(Math.min(5, o.stormOrders())), "--copies",
-          String.valueOf(Math.min(10, o.copies())));
+          String.valueOf(Math.min(10, o.copies())), "--storm-buyers", crowd);
       case "b4" -> List.of("--crowd", String.valueOf(Math.min(500, o.crowd())), "--crowd-units",
           String.valueOf(Math.min(25, o.crowdUnits())));
       default -> List.of();

@@ -85,7 +85,8 @@ public class BenchCommand extends StackScriptCommand {
         ns.getString("load_heap"), ns.getBoolean("profile"), Path.of(ns.getString("out")),
         LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")), ns.getInt("sweep_requests"),
         ns.getInt("sweep_seconds"), scenarios(ns.getString("scenarios")), ns.getBoolean("fsync_cost"),
-        ns.getInt("open_loop_seconds"), ns.getInt("crowd"), ns.getInt("crowd_units"), ns.getDouble("arrival_seconds"));
+        ns.getInt("open_loop_seconds"), ns.getInt("crowd"), ns.getInt("crowd_units"), ns.getDouble("arrival_seconds"),
+        ns.getInt("storm_buyers"));
   }
 
   /** The scenarios of --scenarios: empty for all; an unknown name is refused. */

@@ -112,7 +112,7 @@ public final class DemoScript {
     body.put("request_key", keyPrefix + "-" + b.subject());
     body.put("sku", SKU);
     body.put("quantity", 1);
-    HttpJson.Reply created = me.post("/orders", body);
+    HttpJson.Reply created = me.postUntilAnswered("/orders", body, java.time.Duration.ofSeconds(30));
     String outcome = created.text("outcome");
     String orderId = created.text("order_id");
     String pay = null;

@@ -51,6 +51,8 @@ public class LoadCommand extends Command {
   static void addScenarioSizes(Subparser p) {
     p.addArgument("--concurrency").type(Integer.class).setDefault(64).help("clients of every scenario (threads, pgbench clients)");
     p.addArgument("--buyers").type(Integer.class).setDefault(10_000).help("engine, b1, b1-sold-out, jdbc: requests (distinct keys)");
+    p.addArgument("--storm-buyers").type(Integer.class).setDefault(3_000)
+        .help("b1, b1-sold-out, b2, b3 and the wrk storms: distinct buyers the requests go round, one login each");
     p.addArgument("--jdbc-pool").type(Integer.class).setDefault(4).help("jdbc: the ceiling's connections, shared by the clients");
     p.addArgument("--orders").type(Integer.class).setDefault(2000).help("b2: orders end to end");
     p.addArgument("--storm-orders").type(Integer.class).setDefault(100).help("b3: orders");
@@ -72,7 +74,7 @@ public class LoadCommand extends Command {
         ns.getString("database_url"), ns.getString("database_user"), env("PGPASSWORD"), env("FLASHSALE_CALLBACK_SECRET"),
         env("FLASHSALE_CHANNEL_MERCHANT_KEY"), ns.getString("temporal"), ns.getString("namespace"));
     ScenarioResult r;
-    try (Load load = new Load(at, out).openLoop(ns.getDouble("rate"))) {
+    try (Load load = new Load(at, out).openLoop(ns.getDouble("rate")).stormBuyers(ns.getInt("storm_buyers"))) {
       try {
         r = runScenario(load, ns);
       } catch (RuntimeException e) { // e.g. its SKU or login got no answer: a result that says so, not a crash

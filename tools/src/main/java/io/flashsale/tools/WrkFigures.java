@@ -64,10 +64,12 @@ final class WrkFigures {
     String sku = "bench-wrk-" + o.stamp().replace("-", "") + "-" + System.nanoTime() % 100_000;
     HttpJson.Reply made = admin.post("/tasks/sku?tenant=t1&sku=" + sku + "&total=0&unit_price=1990&per_user_limit=1", null);
     if (made.status() != 200) throw new IllegalStateException("creating " + sku + ": " + made.status() + " " + made.raw());
-    String token = new HttpJson(apiUrl, null, Duration.ofSeconds(30)).login("t1", "bench-wrk").token();
+    // a crowd, as in a sale: every request from the next of the storm's distinct buyers
+    java.util.List<String> tokens = io.flashsale.tools.bench.Logins.of(new HttpJson(apiUrl, null, Duration.ofSeconds(30)),
+        "t1", "bench-wrk-" + o.stamp() + "-", o.stormBuyers());
     Wrk.Result floor = wrk("floor (wrk GET /ping, admin port)", Wrk.get(adminUrl + "/ping", 200, o.concurrency(),
         WRK_SECONDS), "answer");
-    Wrk.Result soldOut = wrk("sold out (wrk POST /orders, 409 SOLD_OUT)", Wrk.create(apiUrl, token, sku, 409,
+    Wrk.Result soldOut = wrk("sold out (wrk POST /orders, 409 SOLD_OUT, " + tokens.size() + " distinct buyers)", Wrk.create(apiUrl, tokens, sku, 409,
         o.concurrency(), WRK_SECONDS), "sold-out answer");
     long orders = w.db().read(c -> {
       try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM orders WHERE sku = ?")) {

@@ -24,6 +24,7 @@ public final class Orders {
   private final WorkflowClient client;
   private final OrderSettings settings;
   private final java.time.Duration deadline;
+  private final java.time.Duration createDeadline;
   private final String taskQueue;
   /** Engine calls run here, so a request thread waits at most the deadline (the call itself may go on). */
   private final java.util.concurrent.ExecutorService calls = java.util.concurrent.Executors.newCachedThreadPool(r -> {
@@ -45,9 +46,19 @@ public final class Orders {
    * engine's worker may poll a queue of its own.
    */
   public Orders(WorkflowClient client, OrderSettings settings, java.time.Duration deadline, String taskQueue) {
+    this(client, settings, deadline, deadline, taskQueue);
+  }
+
+  /**
+   * {@code createDeadline}: a create's own, shorter than the commands' so a buyer in a crowd is
+   * answered (503, retry with the same key) before giving up on the page (docs/DESIGN.md §Overload).
+   */
+  public Orders(WorkflowClient client, OrderSettings settings, java.time.Duration deadline,
+      java.time.Duration createDeadline, String taskQueue) {
     this.client = client;
     this.settings = settings;
     this.deadline = deadline;
+    this.createDeadline = createDeadline;
     this.taskQueue = taskQueue;
   }
 
@@ -66,7 +77,7 @@ public final class Orders {
         new OrderStart(req.tenant(), req.subject(), req.requestKey(), null, settings));
     UpdateOptions<CreateResult> options =
         UpdateOptions.<CreateResult>newBuilder().setWaitForStage(WorkflowUpdateStage.COMPLETED).build();
-    return withDeadline("create " + workflowId,
+    return withDeadline("create " + workflowId, createDeadline,
         () -> WorkflowClient.executeUpdateWithStart(wf::create, req, options, start));
   }
 
@@ -83,7 +94,7 @@ public final class Orders {
     UpdateOptions.Builder<CommandResult> options = UpdateOptions.<CommandResult>newBuilder()
         .setUpdateName(name).setResultClass(CommandResult.class).setWaitForStage(WorkflowUpdateStage.COMPLETED);
     if (idempotencyKey != null) options.setUpdateId(name + ":" + idempotencyKey);
-    return withDeadline(name + " " + workflowId, () -> {
+    return withDeadline(name + " " + workflowId, deadline, () -> {
       try {
         return client.newUntypedWorkflowStub(workflowId).startUpdate(options.build()).getResult();
       } catch (io.temporal.client.WorkflowUpdateException e) {
@@ -95,7 +106,7 @@ public final class Orders {
     });
   }
 
-  private <T> T withDeadline(String what, java.util.function.Supplier<T> call) {
+  private <T> T withDeadline(String what, java.time.Duration deadline, java.util.function.Supplier<T> call) {
     // the request's trace context goes along, so the client interceptor's spans are children of its span
     java.util.concurrent.Future<T> f = calls.submit(io.opentelemetry.context.Context.current().wrap(call::get));
     try {

@@ -85,6 +85,32 @@ public final class HttpJson {
     }
   }
 
+  /**
+   * The same POST sent again while it answers 503 (after its Retry-After, for at most
+   * {@code within}), as a client does: a create or a keyed command carries its own key, so the
+   * retry gets the first attempt's order or answer (docs/DESIGN.md §Overload).
+   */
+  public Reply postUntilAnswered(String path, Object body, java.time.Duration within) {
+    long deadline = System.nanoTime() + within.toNanos();
+    while (true) {
+      Reply r = post(path, body);
+      if (r.status() != 503 || System.nanoTime() > deadline) return r;
+      String retryAfter = r.header("Retry-After");
+      long waitMs = 1000;
+      try {
+        if (retryAfter != null) waitMs = Math.max(100, Math.min(5_000, Long.parseLong(retryAfter.trim()) * 1000));
+      } catch (NumberFormatException e) {
+        // an HTTP date or nonsense: the default second
+      }
+      try {
+        Thread.sleep(waitMs);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return r;
+      }
+    }
+  }
+
   /** Dev login: a client carrying the token of tenant/subject. */
   public HttpJson login(String tenant, String subject) {
     Reply r = post("/session", java.util.Map.of("tenant", tenant, "subject", subject));

@@ -22,7 +22,7 @@ final class B1Scenario {
     ctx.login();
     String sku = ctx.newSku("b1-" + run, stock);
     ctx.mark(Load.MARK_START);
-    ClosedLoop.Batch b = drive(openRate, clients, n, max, i -> create(ctx.buyers.get(i % LoadContext.SUBJECTS), sku, sku + "-" + i));
+    ClosedLoop.Batch b = drive(openRate, clients, n, max, i -> create(ctx.buyer(i), sku, sku + "-" + i));
     ctx.mark(Load.MARK_END);
     List<Long> created = Stats.latencies(b.results(), "CREATED");
     List<Long> soldOut = Stats.latencies(b.results(), "SOLD_OUT");

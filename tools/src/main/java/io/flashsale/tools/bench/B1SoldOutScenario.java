@@ -19,7 +19,7 @@ final class B1SoldOutScenario {
     String sku = ctx.newSku("b1s-" + run, 0);
     ctx.mark(Load.MARK_START);
     ClosedLoop.Batch b = B1Scenario.drive(openRate, clients, n, max,
-        i -> B1Scenario.create(ctx.buyers.get(i % LoadContext.SUBJECTS), sku, sku + "-" + i));
+        i -> B1Scenario.create(ctx.buyer(i), sku, sku + "-" + i));
     ctx.mark(Load.MARK_END);
     List<Long> soldOut = Stats.latencies(b.results(), "SOLD_OUT");
     List<String> broken = Invariants.soldOut(Invariants.stock(ctx, sku));

@@ -24,7 +24,7 @@ final class B2Scenario {
     String sku = ctx.newSku("b2-" + run, stock);
     ctx.mark(Load.MARK_START);
     ClosedLoop.Batch b = ClosedLoop.run(clients, orders, max, i -> {
-      HttpJson buyer = ctx.buyers.get(i % LoadContext.SUBJECTS);
+      HttpJson buyer = ctx.buyer(i);
       HttpJson.Reply c;
       try {
         c = buyer.post("/orders", Map.of("request_key", sku + "-" + i, "sku", sku, "quantity", 1));

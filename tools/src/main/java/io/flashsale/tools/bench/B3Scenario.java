@@ -55,7 +55,7 @@ final class B3Scenario {
     String sku = ctx.newSku(stormName(run), orders);
     List<String> setupFailures = Collections.synchronizedList(new ArrayList<>());
     ClosedLoop.Batch setup = ClosedLoop.run(Math.min(clients, orders), orders, Duration.ofMinutes(5), i -> {
-      HttpJson buyer = ctx.buyers.get(i % LoadContext.SUBJECTS);
+      HttpJson buyer = ctx.buyer(i);
       String id;
       try {
         id = buyer.post("/orders", Map.of("request_key", sku + "-" + i, "sku", sku, "quantity", 1)).text("order_id");

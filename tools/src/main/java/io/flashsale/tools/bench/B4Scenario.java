@@ -8,8 +8,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.TreeMap;
-import java.util.stream.Collectors;
 
 /**
  * B4, the crowd: {@code n} distinct buyers (one login each) arrive within {@code arrivalSeconds}
@@ -19,9 +17,6 @@ import java.util.stream.Collectors;
  * the units sold, how many went to the first tenth of the arrivals by send time.
  */
 final class B4Scenario {
-  /** How often the crowd's set-up tries one buyer's login. */
-  static final int LOGIN_ATTEMPTS = 3;
-
   /** The outcomes a buyer may end with: anything else (a 503 never retried to an answer, no answer) is a failure. */
   static final Set<String> DEFINITE = Set.of("CREATED", "REPLAY", "SOLD_OUT", "USER_LIMIT");
 
@@ -40,32 +35,7 @@ final class B4Scenario {
   }
 
   ScenarioResult run(int run, int n, int units, double arrivalSeconds, Duration max) throws Exception {
-    String[] tokens = new String[n]; // written by the login threads, read after their batch ended
-    String prefix = "b4-" + run + "-" + ctx.tag + "-";
-    // the logins are the crowd's set-up, not its measure: a login that failed (a timeout on a machine
-    // still busy with the scenario before) is tried again, up to LOGIN_ATTEMPTS times
-    ClosedLoop.Batch logins = ClosedLoop.run(16, n, Duration.ofMinutes(10), i -> {
-      for (int attempt = 1; ; attempt++) {
-        try {
-          tokens[i] = ctx.api.login(LoadContext.TENANT, prefix + i).token();
-          return new Timed("LOGGED_IN", 0);
-        } catch (RuntimeException e) {
-          if (attempt == LOGIN_ATTEMPTS) throw e;
-          try {
-            Thread.sleep(200L * attempt);
-          } catch (InterruptedException interrupted) {
-            Thread.currentThread().interrupt();
-            throw e;
-          }
-        }
-      }
-    });
-    Map<String, Long> failedLogins = logins.results().stream().filter(t -> !t.outcome().equals("LOGGED_IN"))
-        .collect(Collectors.groupingBy(Timed::outcome, TreeMap::new, Collectors.counting()));
-    if (!failedLogins.isEmpty()) {
-      throw new IllegalStateException("of the crowd's logins, after " + LOGIN_ATTEMPTS + " attempts each, these failed: "
-          + failedLogins);
-    }
+    String[] tokens = Logins.of(ctx.api, LoadContext.TENANT, "b4-" + run + "-" + ctx.tag + "-", n).toArray(String[]::new);
     String sku = ctx.newSku("b4-" + run, units, 1);
     List<Crowd.Ended> ended;
     long unavailable;

@@ -41,13 +41,20 @@ public final class Load implements AutoCloseable {
     this.ctx = new LoadContext(at, out);
   }
 
+  /** The storms rotate over {@code n} distinct buyers, one login each. */
+  public Load stormBuyers(int n) {
+    if (n < 1) throw new IllegalArgumentException("--storm-buyers must be at least 1");
+    ctx.stormBuyers = n;
+    return this;
+  }
+
   /** B1 and B1 sold out as an open loop at {@code perSecond} arrivals (0: closed loop). */
   public Load openLoop(double perSecond) {
     this.openRate = perSecond;
     return this;
   }
 
-  /** B1: N buyers, distinct keys, 50 subjects, one SKU of {@code stock} units. */
+  /** B1: N requests, distinct keys, the storm's buyers in turn, one SKU of {@code stock} units. */
   public ScenarioResult b1(int run, int n, int stock, int clients, Duration max) throws Exception {
     return new B1Scenario(ctx, openRate).run(run, n, stock, clients, max);
   }

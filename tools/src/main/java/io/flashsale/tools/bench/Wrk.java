@@ -43,13 +43,20 @@ public final class Wrk {
     return start(url, script(null, expected), connections, seconds);
   }
 
-  /** POST /orders at {@code apiUrl} for {@code sku}, a fresh request key each time; every answer must be {@code expected}. */
-  public static Process create(String apiUrl, String token, String sku, int expected, int connections, int seconds)
+  /**
+   * POST /orders at {@code apiUrl} for {@code sku}, a fresh request key each time, the buyers of
+   * {@code tokens} in turn (a crowd, not one buyer); every answer must be {@code expected}.
+   */
+  public static Process create(String apiUrl, List<String> tokens, String sku, int expected, int connections, int seconds)
       throws IOException {
-    return start(apiUrl + "/orders", script(new Create(token, sku), expected), connections, seconds);
+    return start(apiUrl + "/orders", script(new Create(tokens, sku), expected), connections, seconds);
   }
 
-  record Create(String token, String sku) {}
+  record Create(List<String> tokens, String sku) {
+    Create {
+      if (tokens.isEmpty()) throw new IllegalArgumentException("no buyer to send as");
+    }
+  }
 
   /** One signed callback: its body and its X-Channel-Signature header (null: the service checks none). */
   public record SignedCallback(String body, String signature) {
@@ -182,10 +189,14 @@ public final class Wrk {
   static String script(Create create, int expected) {
     StringBuilder s = new StringBuilder(prelude());
     if (create != null) {
-      s.append(String.format(Locale.ROOT, "local headers = { ['Content-Type'] = 'application/json',"
-          + " ['Authorization'] = 'Bearer %s' }\n", lua(create.token())));
+      // one headers table per buyer, made once; thread tid starts at its own offset and goes round
+      s.append("local tokens = {\n");
+      for (String token : create.tokens()) s.append("  '").append(lua(token)).append("',\n");
+      s.append("}\nlocal headers = {}\nfor i, t in ipairs(tokens) do\n"
+          + "  headers[i] = { ['Content-Type'] = 'application/json', ['Authorization'] = 'Bearer ' .. t }\nend\n");
       s.append(String.format(Locale.ROOT, "function request()\n  n = n + 1\n"
-          + "  return wrk.format('POST', nil, headers, '{\"request_key\":\"' .. prefix .. '-' .. n .. '\","
+          + "  local buyer = headers[(n + tid * 7919) %% #headers + 1]\n"
+          + "  return wrk.format('POST', nil, buyer, '{\"request_key\":\"' .. prefix .. '-' .. n .. '\","
           + "\"sku\":\"%s\",\"quantity\":1}')\nend\n", lua(create.sku())));
     }
     return s.append(counters(expected)).toString();

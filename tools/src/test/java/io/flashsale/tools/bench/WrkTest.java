@@ -30,10 +30,14 @@ class WrkTest {
     String lua = Wrk.script(null, 200);
     assertTrue(lua.contains("if status == 200 then ok = ok + 1"), lua);
     assertTrue(!lua.contains("function request()"), "a GET needs no request function: " + lua);
-    String create = Wrk.script(new Wrk.Create("abc.DEF-12_3", "sku-1"), 409);
-    assertTrue(create.contains("'Bearer abc.DEF-12_3'"), create);
+    String create = Wrk.script(new Wrk.Create(java.util.List.of("abc.DEF-12_3", "xyz.987"), "sku-1"), 409);
+    assertTrue(create.contains("  'abc.DEF-12_3',\n  'xyz.987',\n}"), "every buyer's token: " + create);
+    assertTrue(create.contains("'Bearer ' .. t"), create);
+    assertTrue(create.contains("headers[(n + tid * 7919) % #headers + 1]"), "the buyers in turn: " + create);
     assertTrue(create.contains("prefix .. '-' .. n"), "a fresh key per request: " + create);
-    assertThrows(IllegalArgumentException.class, () -> Wrk.script(new Wrk.Create("x'; os.exit() --", "s"), 409));
+    assertThrows(IllegalArgumentException.class,
+        () -> Wrk.script(new Wrk.Create(java.util.List.of("x'; os.exit() --"), "s"), 409));
+    assertThrows(IllegalArgumentException.class, () -> new Wrk.Create(java.util.List.of(), "s"));
   }
 
   @Test
