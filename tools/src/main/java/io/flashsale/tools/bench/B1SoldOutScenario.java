@@ -18,12 +18,14 @@ final class B1SoldOutScenario {
     ctx.login();
     String sku = ctx.newSku("b1s-" + run, 0);
     ctx.mark(Load.MARK_START);
-    ClosedLoop.Batch b = B1Scenario.drive(openRate, clients, n, max,
-        i -> B1Scenario.create(ctx.buyer(i), sku, sku + "-" + i));
+    Answers answers = new Answers();
+    ClosedLoop.Batch b = B1Scenario.drive(openRate, clients, n, max, i -> answers.create(ctx.buyer(i), sku, sku + "-" + i));
     ctx.mark(Load.MARK_END);
     List<Long> soldOut = Stats.latencies(b.results(), "SOLD_OUT");
     List<String> broken = Invariants.soldOut(Invariants.stock(ctx, sku));
+    java.util.Map<String, Double> m = new LinkedHashMap<>();
+    answers.into(m);
     return LoadContext.result("b1-sold-out", run, clients, b, soldOut.size() / b.seconds(), "sold_out/s", soldOut,
-        new LinkedHashMap<>(), broken, List.of());
+        m, broken, List.of());
   }
 }
