@@ -93,12 +93,17 @@ final class Bench {
         + " | b2 orders=" + o.orders() + " | b3 orders=" + o.stormOrders() + " x " + o.copies() + " copies"
         + " | load JVM -Xmx" + o.loadHeap() + (o.profile() ? " | JFR on" : "") + " | scenarios " + String.join(",", scenarios())
         + (o.fsyncCost() ? " | fsync cost: b1 again with fsync on" : ""));
+    Map<String, List<Double>> medians = new LinkedHashMap<>();
+    if (scenarios().contains("b1-sold-out")) {
+      // the service as it just started, before any warm-up: what the first buyers of a sale meet
+      line("the first minute after start (before the warm-up):");
+      wrk.lightFloors(medians, "first minute ");
+    }
     String kept = report.text();
     line("warm-up (not reported) ...");
     for (String s : scenarios()) jvm.load(s, 0, warmUpSizes(s), false);
     report.replaceWith(kept + "(warm-up run 0 not reported)\n");
 
-    Map<String, List<Double>> medians = new LinkedHashMap<>();
     Map<String, List<Measured>> byScenario = new LinkedHashMap<>();
     for (int r = 1; r <= o.runs(); r++) {
       line("");

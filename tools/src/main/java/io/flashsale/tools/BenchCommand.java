@@ -34,6 +34,8 @@ public class BenchCommand extends StackScriptCommand {
     subparser.addArgument("--fsync-cost").action(Arguments.storeTrue())
         .help("b1 twice per run: with fsync off (the scratch default) and with fsync and full_page_writes on"
             + " (./flashsale server's setting); prints both and the ratio");
+    subparser.addArgument("--durable").action(Arguments.storeTrue())
+        .help("the service's settings as ./flashsale server runs them (PostgreSQL with fsync on), not a scratch stack");
     subparser.addArgument("--open-loop-seconds").type(Integer.class).setDefault(10)
         .help("b1 as an open loop at 0.5, 0.8, 1.0, 1.5 x the measured capacity, this long each; 0 = none");
     subparser.addArgument("--sweep").action(Arguments.storeTrue()).help("b1/b2 over clients x stock instead");
@@ -77,6 +79,11 @@ public class BenchCommand extends StackScriptCommand {
     // the logging is configured by now (ConfiguredCommand does it before run): set the level itself
     ((ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(CANCELLED_PROMISES_LOGGER))
         .setLevel(ch.qos.logback.classic.Level.ERROR);
+  }
+
+  @Override
+  protected boolean scratch(Namespace ns) {
+    return !ns.getBoolean("durable");
   }
 
   static Bench.Options options(Namespace ns) {

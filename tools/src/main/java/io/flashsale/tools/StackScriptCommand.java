@@ -24,6 +24,11 @@ abstract class StackScriptCommand extends ServerCommand<FlashsaleConfiguration> 
     return false;
   }
 
+  /** False: PostgreSQL as ./flashsale server runs it (fsync and full_page_writes on), in the run's own folder. */
+  protected boolean scratch(Namespace ns) {
+    return true;
+  }
+
   /**
    * A scripted run gets a data folder of its own (deleted afterwards unless the stack keeps
    * running), so it starts from the same state every time and never touches the server's data/.
@@ -36,7 +41,7 @@ abstract class StackScriptCommand extends ServerCommand<FlashsaleConfiguration> 
     if ("data".equals(cfg.dataDir)) {
       java.nio.file.Path scratch = java.nio.file.Files.createTempDirectory("flashsale-" + getName() + "-");
       cfg.dataDir = scratch.toString();
-      cfg.database.embeddedDurable = false;
+      if (scratch(ns)) cfg.database.embeddedDurable = false;
       if (!keepRunning(ns)) {
         Runtime.getRuntime().addShutdownHook(new Thread(() -> deleteTree(scratch)));
       }

@@ -48,18 +48,23 @@ final class WrkFigures {
    * server's. Without wrk on the PATH this says so and measures nothing.
    */
   void lightFloors(Map<String, List<Double>> medians) {
+    lightFloors(medians, "");
+  }
+
+  /** The same; {@code label} (e.g. "first minute ") goes before each figure's name. */
+  void lightFloors(Map<String, List<Double>> medians, String label) {
     if (!Wrk.onPath()) {
       report.line("  wrk: not on the PATH (apt-get install wrk): no floor and no light-generator sold-out figure");
       return;
     }
     try {
-      wrkFloors(medians);
+      wrkFloors(medians, label);
     } catch (Exception e) { // a measurement that could not run: said, and the bench goes on
       report.line("  wrk: could not measure the floors: " + e);
     }
   }
 
-  private void wrkFloors(Map<String, List<Double>> medians) throws Exception {
+  private void wrkFloors(Map<String, List<Double>> medians, String label) throws Exception {
     HttpJson admin = new HttpJson(adminUrl, null, Duration.ofSeconds(30));
     String sku = "bench-wrk-" + o.stamp().replace("-", "") + "-" + System.nanoTime() % 100_000;
     HttpJson.Reply made = admin.post("/tasks/sku?tenant=t1&sku=" + sku + "&total=0&unit_price=1990&per_user_limit=1", null);
@@ -67,9 +72,9 @@ final class WrkFigures {
     // a crowd, as in a sale: every request from the next of the storm's distinct buyers
     java.util.List<String> tokens = io.flashsale.tools.bench.Logins.of(new HttpJson(apiUrl, null, Duration.ofSeconds(30)),
         "t1", "bench-wrk-" + o.stamp() + "-", o.stormBuyers());
-    Wrk.Result floor = wrk("floor (wrk GET /ping, admin port)", Wrk.get(adminUrl + "/ping", 200, o.concurrency(),
+    Wrk.Result floor = wrk(label + "floor (wrk GET /ping, admin port)", Wrk.get(adminUrl + "/ping", 200, o.concurrency(),
         WRK_SECONDS), "answer");
-    Wrk.Result soldOut = wrk("sold out (wrk POST /orders, 409 SOLD_OUT, " + tokens.size() + " distinct buyers)", Wrk.create(apiUrl, tokens, sku, 409,
+    Wrk.Result soldOut = wrk(label + "sold out (wrk POST /orders, 409 SOLD_OUT, " + tokens.size() + " distinct buyers)", Wrk.create(apiUrl, tokens, sku, 409,
         o.concurrency(), WRK_SECONDS), "sold-out answer");
     long orders = w.db().read(c -> {
       try (PreparedStatement ps = c.prepareStatement("SELECT count(*) FROM orders WHERE sku = ?")) {
@@ -84,13 +89,13 @@ final class WrkFigures {
     if (soldOut.otherStatus() > 0 || soldOut.socketErrors() > 0) {
       report.flag("wrk sold out: " + soldOut.otherStatus() + " answers other than 409, " + soldOut.socketErrors() + " socket errors");
     }
-    BenchReport.put(medians, "wrk floor answers/s", floor.rate());
-    BenchReport.put(medians, "wrk floor p99 ms", floor.p99Ms());
-    BenchReport.put(medians, "wrk sold_out/s", soldOut.rate());
-    BenchReport.put(medians, "wrk sold_out p99 ms", soldOut.p99Ms());
+    BenchReport.put(medians, label + "wrk floor answers/s", floor.rate());
+    BenchReport.put(medians, label + "wrk floor p99 ms", floor.p99Ms());
+    BenchReport.put(medians, label + "wrk sold_out/s", soldOut.rate());
+    BenchReport.put(medians, label + "wrk sold_out p99 ms", soldOut.p99Ms());
     if (BenchReport.ratio(soldOut.rate(), floor.rate())) {
-      report.line(String.format("  ratio sold-out / floor (both wrk) = %.3f", soldOut.rate() / floor.rate()));
-      BenchReport.put(medians, "ratio wrk sold_out/floor", soldOut.rate() / floor.rate());
+      report.line(String.format("  %sratio sold-out / floor (both wrk) = %.3f", label, soldOut.rate() / floor.rate()));
+      BenchReport.put(medians, label + "ratio wrk sold_out/floor", soldOut.rate() / floor.rate());
     }
   }
 
