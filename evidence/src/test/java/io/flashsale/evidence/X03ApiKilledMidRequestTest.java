@@ -39,6 +39,7 @@ class X03ApiKilledMidRequestTest {
     p.put("dw.database.password", Stack.CHILD_DB_PASSWORD);
     p.put("dw.temporal.engine", "external");
     p.put("dw.temporal.target", "127.0.0.1:" + stack.temporalPort);
+    p.put("dw.temporal.createDeadline", Stack.CREATE_DEADLINE);
     p.put("dw.channel.baseUrl", stack.wiring.channelUrl());
     p.put("dw.channel.notifyUrl", "http://127.0.0.1:" + stack.wiring.apiPort() + "/callbacks/payment");
     p.put("dw.channel.callbackSecret", stack.wiring.callbackSecret());

@@ -46,6 +46,7 @@ class X13CrashRestartTest {
     // the crash is the point here, not a slow charge: the stacks' channel deadline (a child's own
     // default would be the service's 300 ms), so a loaded machine does not turn the pay UNKNOWN
     props.put("dw.channel.timeout", Stack.CHANNEL_TIMEOUT);
+    props.put("dw.temporal.createDeadline", Stack.CREATE_DEADLINE);
     HttpJson apiClient = new HttpJson("http://127.0.0.1:" + api, null);
     String created;
     String paid;

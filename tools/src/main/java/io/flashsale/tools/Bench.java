@@ -187,7 +187,7 @@ final class Bench {
           String.valueOf(n), "--max-seconds", String.valueOf(2 * o.openLoopSeconds() + 30)), false);
       ScenarioResult r = m.result();
       String refusals = Double.isNaN(r.metric("overloaded p99 ms")) ? ""
-          : String.format(", 503 OVERLOADED p50 / p99 %.0f / %.0f ms", r.metric("overloaded p50 ms"),
+          : String.format(", each 503 (OVERLOADED, ENGINE_UNAVAILABLE) p50 / p99 %.0f / %.0f ms", r.metric("overloaded p50 ms"),
               r.metric("overloaded p99 ms"));
       line(String.format("  %.1f x capacity (%.1f arrivals/s): created/s %.1f, CREATED p50 / p99 %.0f / %.0f ms%s, outcomes %s",
           f, rate, r.rate(), r.p50Ms(), r.p99Ms(), refusals, r.outcomes()));

@@ -55,7 +55,7 @@ public class BenchCommand extends StackScriptCommand {
     // spans are still made and carried (as in production without a collector), not logged: a line
     // per span would be most of the console and of the service's CPU the bench measures
     cfg.tracing.exporter = FlashsaleConfiguration.TracingSettings.Exporter.NONE;
-    // the load's 50 buyers each send far more than a person does: the bench measures the service's
+    // the load's buyers each send far more than a person does: the bench measures the service's
     // throughput, not the per-principal rates that would cut each buyer down to a few requests a second
     cfg.rateLimits.enabled = false;
     quietCancelledPromises();
@@ -87,6 +87,9 @@ public class BenchCommand extends StackScriptCommand {
   }
 
   static Bench.Options options(Namespace ns) {
+    if (ns.getBoolean("durable") && ns.getBoolean("fsync_cost")) {
+      throw new IllegalArgumentException("--fsync-cost compares scratch with durable: not with --durable");
+    }
     return new Bench.Options(ns.getInt("runs"), ns.getInt("buyers"), ns.getInt("units"), ns.getInt("concurrency"), ns.getInt("jdbc_pool"),
         ns.getInt("orders"), ns.getInt("storm_orders"), ns.getInt("copies"), ns.getInt("pgbench_seconds"),
         ns.getString("load_heap"), ns.getBoolean("profile"), Path.of(ns.getString("out")),

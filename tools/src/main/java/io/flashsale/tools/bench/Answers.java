@@ -19,6 +19,8 @@ final class Answers {
   final LongAdder unavailable = new LongAdder();
   final LongAdder afterPatience = new LongAdder();
   private final java.util.concurrent.atomic.AtomicLong slowest = new java.util.concurrent.atomic.AtomicLong();
+  /** Each 503's own wait: a refusal must come at once, an engine deadline at 1.5 s. */
+  private final java.util.Queue<Long> unavailableNanos = new java.util.concurrent.ConcurrentLinkedQueue<>();
 
   /** One buyer's create, timed from the first send to the answer that is not a 503. */
   Timed create(HttpJson buyer, String sku, String key) {
@@ -41,6 +43,7 @@ final class Answers {
         return new Timed(LoadContext.outcome(r, "outcome"), System.nanoTime() - first);
       }
       unavailable.increment();
+      unavailableNanos.add(took);
       sleep(retryAfterMs(r.header("Retry-After")));
     }
   }
@@ -51,6 +54,12 @@ final class Answers {
     m.put("503 answers (sent again)", unavailable.doubleValue());
     m.put("answers after 2 s", afterPatience.doubleValue());
     m.put("slowest answer ms", slowest.get() / 1e6);
+    if (!unavailableNanos.isEmpty()) { // the 503s' own latency (OVERLOADED at once, ENGINE_UNAVAILABLE at the deadline)
+      java.util.List<Long> each = new java.util.ArrayList<>(unavailableNanos);
+      java.util.Collections.sort(each);
+      m.put("overloaded p50 ms", Stats.pct(each, 50));
+      m.put("overloaded p99 ms", Stats.pct(each, 99));
+    }
   }
 
   static long retryAfterMs(String header) {

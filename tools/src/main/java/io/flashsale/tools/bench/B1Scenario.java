@@ -39,11 +39,6 @@ final class B1Scenario {
       m.put("sold_out p50 ms", Stats.pct(soldOut, 50));
       m.put("sold_out p99 ms", Stats.pct(soldOut, 99));
     }
-    List<Long> overloaded = Stats.latencies(b.results(), "OVERLOADED");
-    if (!overloaded.isEmpty()) { // refused for load: the refusal's own latency (it must come at once)
-      m.put("overloaded p50 ms", Stats.pct(overloaded, 50));
-      m.put("overloaded p99 ms", Stats.pct(overloaded, 99));
-    }
     answers.into(m);
     m.put("oversell", (double) s.oversell());
     m.put("remaining", (double) s.remaining());

@@ -58,7 +58,8 @@ final class B3Scenario {
       HttpJson buyer = ctx.buyer(i);
       String id;
       try {
-        id = buyer.post("/orders", Map.of("request_key", sku + "-" + i, "sku", sku, "quantity", 1)).text("order_id");
+        id = buyer.postUntilAnswered("/orders", Map.of("request_key", sku + "-" + i, "sku", sku, "quantity", 1),
+            Answers.RETRY_FOR).text("order_id");
       } catch (RuntimeException e) {
         setupFailures.add("CREATE_" + ClosedLoop.failure(e));
         return new Timed(NO_ORDER, 0);

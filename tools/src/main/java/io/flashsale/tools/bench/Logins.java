@@ -47,6 +47,9 @@ public final class Logins {
     }
     Map<String, Long> failed = logins.results().stream().filter(t -> !t.outcome().equals("LOGGED_IN"))
         .collect(Collectors.groupingBy(Timed::outcome, TreeMap::new, Collectors.counting()));
+    if (logins.results().size() != n) {
+      throw new IllegalStateException("of " + n + " logins, " + logins.results().size() + " ran within the set-up's bound");
+    }
     if (!failed.isEmpty()) {
       throw new IllegalStateException("of " + n + " logins, after " + ATTEMPTS + " attempts each, these failed: " + failed);
     }
