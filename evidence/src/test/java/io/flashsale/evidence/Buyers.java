@@ -104,12 +104,7 @@ final class Buyers {
   }
 
   private static long retryPause(HttpJson.Reply r) {
-    String after = r.header("Retry-After");
-    try {
-      return after == null ? RETRY_PAUSE_MS : Math.min(MAX_RETRY_PAUSE_MS, Long.parseLong(after.trim()) * 1_000);
-    } catch (NumberFormatException httpDate) {
-      return RETRY_PAUSE_MS;
-    }
+    return HttpJson.retryAfterMillis(r.header("Retry-After"), RETRY_PAUSE_MS, MAX_RETRY_PAUSE_MS);
   }
 
   /** How many 503s were sent again, for the experiment's output (a number to read, not a check). */

@@ -50,7 +50,7 @@ class X30ProductionShapeTest {
 
   @Test
   void theProductionShapeConvergesUnderFaults() throws Exception {
-    Cluster.Binaries bin = Cluster.Binaries.find(HOME); // throws with the install command when one is missing
+    Cluster.Binaries.find(HOME); // throws with the install command when one is missing
     String chromiumMissing = HeadlessChromium.missing();
     ev.check(chromiumMissing == null, "Chromium and chromedriver are installed (" + chromiumMissing + ")");
     Path root = Path.of("target", "stack-data").toAbsolutePath();
@@ -75,8 +75,8 @@ class X30ProductionShapeTest {
           ev.check(fleet.relay.isAlive() && fleet.worker1.isAlive(), "the relay and worker 1 ran throughout");
           fleet.eventsReachedTheConsumerOnce();
           stack.checkReconcileClean(ev, "reconcile clean after the faults");
-          historyIsEncrypted(cluster, bin);
-          cliAndWebUiListThePaidOrders(cluster, bin);
+          historyIsEncrypted(cluster);
+          cliAndWebUiListThePaidOrders(cluster);
         }
       } finally {
         stack.stop();
@@ -175,11 +175,11 @@ class X30ProductionShapeTest {
   }
 
   /** The stored history of a PAID order through the real CLI: no payload in clear but those clear by design. */
-  private void historyIsEncrypted(Cluster cluster, Cluster.Binaries bin) throws Exception {
+  private void historyIsEncrypted(Cluster cluster) throws Exception {
     String orderId = stack.sql.text("SELECT order_id FROM orders WHERE sku = 'sku-x30-scarce' AND status = 'PAID'"
         + " ORDER BY order_id LIMIT 1");
     String workflowId = stack.sql.text("SELECT workflow_id FROM orders WHERE order_id = ?", orderId);
-    String out = cli(bin, cluster, "workflow", "show", "--workflow-id", workflowId, "--output", "json");
+    String out = cli(cluster, "workflow", "show", "--workflow-id", workflowId, "--output", "json");
     JsonNode history = HttpJson.JSON.readTree(out.substring(out.indexOf('{')));
     List<X32PayloadEncryptionTest.Found> sealed = X32PayloadEncryptionTest.payloads(history, "").stream()
         .filter(p -> !p.indexed()).toList();
@@ -193,11 +193,11 @@ class X30ProductionShapeTest {
   }
 
   /** SQL visibility: the CLI's count by OrderStatus equals the PAID rows; the Web UI server lists them. */
-  private void cliAndWebUiListThePaidOrders(Cluster cluster, Cluster.Binaries bin) throws Exception {
+  private void cliAndWebUiListThePaidOrders(Cluster cluster) throws Exception {
     long paid = stack.sql.count("SELECT count(*) FROM orders WHERE status = 'PAID'");
     String counted = "";
     for (long end = System.currentTimeMillis() + 60_000; System.currentTimeMillis() < end; Thread.sleep(500)) {
-      counted = cli(bin, cluster, "workflow", "count", "--query", "OrderStatus=\"PAID\"").trim();
+      counted = cli(cluster, "workflow", "count", "--query", "OrderStatus=\"PAID\"").trim();
       if (counted.endsWith(": " + paid) || counted.endsWith(" " + paid)) break;
     }
     ev.note("temporal workflow count --query 'OrderStatus=\"PAID\"' → " + counted + " (PAID rows " + paid + ")");
@@ -219,11 +219,8 @@ class X30ProductionShapeTest {
   }
 
   /** The real CLI against the cluster; its output (stdout and stderr). */
-  private static String cli(Cluster.Binaries bin, Cluster cluster, String... args) throws Exception {
-    List<String> cmd = new ArrayList<>(List.of(bin.cli().toString()));
-    cmd.addAll(List.of(args));
-    cmd.addAll(List.of("--address", cluster.temporalAddress()));
-    cmd.addAll(cluster.tls().cliArgs("operator"));
+  private static String cli(Cluster cluster, String... args) throws Exception {
+    List<String> cmd = cluster.cliCommand(args);
     Path out = Files.createTempFile("x30-cli-", ".out");
     try {
       Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile()).start();

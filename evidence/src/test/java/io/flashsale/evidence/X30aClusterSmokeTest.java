@@ -69,7 +69,7 @@ class X30aClusterSmokeTest {
 
       String listed = "";
       for (long end = System.currentTimeMillis() + 20_000; System.currentTimeMillis() < end; Thread.sleep(500)) {
-        listed = run(cli(bin, cluster, "workflow", "list", "--query", "OrderStatus=\"PAID\"")).output();
+        listed = run(cluster.cliCommand("workflow", "list", "--query", "OrderStatus=\"PAID\"")).output();
         if (listed.contains(workflowId)) break;
       }
       ev.note("temporal workflow list --query 'OrderStatus=\"PAID\"':\n" + listed);
@@ -126,7 +126,7 @@ class X30aClusterSmokeTest {
     String workflowId = created.text("workflow_id");
     long amount = buyer.get("/orders/" + orderId).body().path("amount").asLong();
     String forged = "{\"notify_id\":\"forged-1\",\"kind\":\"CHARGED\",\"amount\":" + amount + "}";
-    Run signalled = run(cli(bin, cluster, "workflow", "signal", "--workflow-id", workflowId, "--name",
+    Run signalled = run(cluster.cliCommand("workflow", "signal", "--workflow-id", workflowId, "--name",
         "paymentNotification", "--input", forged));
     ev.equal(0, signalled.exit(), "with the operator's certificate a signal reaches the workflow: " + signalled.output());
     Path serviceLog = data.resolve("logs/service.log");
@@ -141,7 +141,7 @@ class X30aClusterSmokeTest {
     String proof = io.flashsale.domain.OperatorProof.of(cluster.adminToken(), orderId, "ops-1", "CHARGED", amount, null);
     String proved = "{\"notify_id\":\"ops-1\",\"kind\":\"CHARGED\",\"amount\":" + amount
         + ",\"operator_proof\":\"" + proof + "\"}";
-    ev.equal(0, run(cli(bin, cluster, "workflow", "signal", "--workflow-id", workflowId, "--name",
+    ev.equal(0, run(cluster.cliCommand("workflow", "signal", "--workflow-id", workflowId, "--name",
         "paymentNotification", "--input", proved)).exit(), "the operator's proved notice is signalled");
     String status = "";
     for (long end = System.currentTimeMillis() + 20_000; System.currentTimeMillis() < end; Thread.sleep(200)) {
@@ -154,15 +154,6 @@ class X30aClusterSmokeTest {
         .orElse("(no such line in the report: " + report.strip() + ")");
     ev.note(settled);
     ev.check(settled.contains(orderId + " by ops-1 PAID"), "reconciliation names the order the operator settled");
-  }
-
-  /** The real CLI with the operator's certificate. */
-  private static List<String> cli(Cluster.Binaries bin, Cluster cluster, String... args) {
-    List<String> cmd = new ArrayList<>(List.of(bin.cli().toString()));
-    cmd.addAll(List.of(args));
-    cmd.addAll(List.of("--address", cluster.temporalAddress()));
-    cmd.addAll(cluster.tls().cliArgs("operator"));
-    return cmd;
   }
 
   private static String firstLine(String text) {

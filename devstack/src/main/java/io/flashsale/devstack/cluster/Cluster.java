@@ -382,6 +382,15 @@ public final class Cluster implements AutoCloseable {
     return password;
   }
 
+  /** The temporal CLI against this cluster with the operator's certificate: {@code temporal <args> --address … --tls-…}. */
+  public List<String> cliCommand(String... args) {
+    List<String> cmd = new ArrayList<>(List.of(cli.toString()));
+    cmd.addAll(List.of(args));
+    cmd.addAll(List.of("--address", temporalAddress()));
+    cmd.addAll(tls.cliArgs("operator"));
+    return cmd;
+  }
+
   /** The deployment's certificates: the frontend refuses a client without one. */
   public Tls tls() {
     return tls;

@@ -95,19 +95,25 @@ public final class HttpJson {
     while (true) {
       Reply r = post(path, body);
       if (r.status() != 503 || System.nanoTime() > deadline) return r;
-      String retryAfter = r.header("Retry-After");
-      long waitMs = 1000;
       try {
-        if (retryAfter != null) waitMs = Math.max(100, Math.min(5_000, Long.parseLong(retryAfter.trim()) * 1000));
-      } catch (NumberFormatException e) {
-        // an HTTP date or nonsense: the default second
-      }
-      try {
-        Thread.sleep(waitMs);
+        Thread.sleep(Math.max(100, retryAfterMillis(r.header("Retry-After"), 1_000, 5_000)));
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         return r;
       }
+    }
+  }
+
+  /**
+   * A Retry-After header's delay-seconds in ms, at most {@code maxMs}; absent, an HTTP date or
+   * nonsense: {@code fallbackMs}.
+   */
+  public static long retryAfterMillis(String header, long fallbackMs, long maxMs) {
+    if (header == null) return fallbackMs;
+    try {
+      return Math.min(maxMs, Long.parseLong(header.trim()) * 1_000);
+    } catch (NumberFormatException e) {
+      return fallbackMs;
     }
   }
 

@@ -44,7 +44,7 @@ final class Answers {
       }
       unavailable.increment();
       unavailableNanos.add(took);
-      sleep(retryAfterMs(r.header("Retry-After")));
+      sleep(Math.max(100, HttpJson.retryAfterMillis(r.header("Retry-After"), 1_000, 5_000)));
     }
   }
 
@@ -59,14 +59,6 @@ final class Answers {
       java.util.Collections.sort(each);
       m.put("overloaded p50 ms", Stats.pct(each, 50));
       m.put("overloaded p99 ms", Stats.pct(each, 99));
-    }
-  }
-
-  static long retryAfterMs(String header) {
-    try {
-      return header == null ? 1000 : Math.max(100, Math.min(5_000, Long.parseLong(header.trim()) * 1000));
-    } catch (NumberFormatException e) {
-      return 1000;
     }
   }
 
