@@ -58,6 +58,8 @@ final class ChildJvm implements AutoCloseable {
     systemProperties.forEach((k, v) -> cmd.add("-D" + k + "=" + v));
     // a test's server is a scratch stack, as the in-process one (Stack): its PostgreSQL runs fsync off
     if (!systemProperties.containsKey("dw.database.embeddedDurable")) cmd.add("-Ddw.database.embeddedDurable=false");
+    // no warm-up before "up" unless a test asks for one: the tests measure no speed
+    if (!systemProperties.containsKey("dw.warmUp.duration")) cmd.add("-Ddw.warmUp.duration=0s");
     cmd.add(mainClass);
     cmd.addAll(List.of(args));
     Path dir = Path.of("target", "children");

@@ -57,8 +57,10 @@ class X04TwoInstancesTest {
     props.put("dw.consumer.enabled", "false"); // one consumer (A's); B's relay would have no consumer
     props.put("dw.relay.enabled", "false");
     props.put("dw.seed.enabled", "false");
+    props.put("dw.warmUp.duration", "3s"); // an instance that joins a sale warms up before it says up
     try (ChildJvm b = ChildJvm.start("x04-instance-b", props, "server", "embedded.yml")) {
       b.awaitLog("=== flashsale is up ===", 120_000);
+      warmedUpBeforeUp(b, adminPort);
       HttpJson apiB = new HttpJson("http://127.0.0.1:" + apiPort, null);
       HttpJson adminB = new HttpJson("http://127.0.0.1:" + adminPort, Stack.CHILD_ADMIN_TOKEN);
       // B's admin port is no local default's: everything but its liveness and health checks needs the credential
@@ -84,6 +86,25 @@ class X04TwoInstancesTest {
       stack.awaitNothingPending(60_000);
       stack.checkReconcileClean(ev, "reconcile clean with two instances");
     }
+  }
+
+  /**
+   * B ran its warm-up before its banner: sold-out creates only (every answer 409), no order made,
+   * and its warm-up health check healthy once up (docs/DESIGN.md §Warm from the first buyer).
+   */
+  private void warmedUpBeforeUp(ChildJvm b, int adminPort) throws Exception {
+    String log = b.log();
+    java.util.regex.Matcher m = java.util.regex.Pattern
+        .compile("warm-up: (\\d+) sold-out creates from \\d+ buyers in [0-9.]+ s, answers by status \\{([^}]*)\\}").matcher(log);
+    ev.check(m.find(), "B's log has its warm-up line");
+    ev.note("B's warm-up: " + m.group(0));
+    ev.check(m.start() < log.indexOf("=== flashsale is up ==="), "B warmed up before it said up");
+    long sent = Long.parseLong(m.group(1));
+    ev.check(sent > 0 && m.group(2).equals("409=" + sent), "every warm-up create was answered 409 SOLD_OUT: " + m.group(2));
+    ev.equal(0L, stack.sql.count("SELECT count(*) FROM orders WHERE tenant = 'flashsale-warm-up'"), "the warm-up made no order");
+    HttpJson.Reply health = new HttpJson("http://127.0.0.1:" + adminPort, null).get("/healthcheck");
+    ev.check(health.body().path("warm-up").path("healthy").asBoolean(false),
+        "B's warm-up health check is healthy once up: " + health.body().path("warm-up"));
   }
 
   /** CROWD buyers, each on A or B, for STOCK units: exactly STOCK orders, the rest SOLD_OUT. */

@@ -90,6 +90,7 @@ public class FlashsaleConfiguration extends Configuration {
   @NotNull @MinDuration(value = 1, unit = TimeUnit.MILLISECONDS) @JsonProperty
   public Duration eventStreamHeartbeat = Duration.seconds(15);
   @Valid @NotNull @JsonProperty public RateLimitSettings rateLimits = new RateLimitSettings();
+  @Valid @NotNull @JsonProperty public WarmUpSettings warmUp = new WarmUpSettings();
   @Valid @NotNull @JsonProperty public RelaySettings relay = new RelaySettings();
   @Valid @NotNull @JsonProperty public ConsumerSettings consumer = new ConsumerSettings();
   @Valid @NotNull @JsonProperty public ReconciliationSettings reconciliation = new ReconciliationSettings();
@@ -399,6 +400,13 @@ public class FlashsaleConfiguration extends Configuration {
    * request: writes (create, pay, cancel, logout) and reads; past them 429 RATE_LIMITED with
    * Retry-After while every other principal is served. A person clicking never meets them.
    */
+  /** The API's hot path run before the instance is up (WarmUp; docs/DESIGN.md §Warm from the first buyer). */
+  public static class WarmUpSettings {
+    /** How long; 0s: none (the instance serves its first buyers cold). */
+    @NotNull @MaxDuration(value = 5, unit = TimeUnit.MINUTES) @JsonProperty
+    public Duration duration = Duration.seconds(0);
+  }
+
   public static class RateLimitSettings {
     @JsonProperty public boolean enabled = true;
     @DecimalMin(value = "0.001") @JsonProperty public double writesPerSecond = 5;

@@ -119,6 +119,7 @@ final class Bench {
         if (s.equals("b1") && !Double.isNaN(m.result().rate())) memory(medians);
       }
       if (scenarios().contains("b1-sold-out")) wrk.lightFloors(medians);
+      if (scenarios().contains("b1")) wrk.createStorms(medians, "");
       if (scenarios().contains("b3")) wrk.lightCallbackCopies(r, medians);
       ratios(thisRun, medians);
       if (o.fsyncCost()) fsyncCost(r, thisRun, byScenario, medians);

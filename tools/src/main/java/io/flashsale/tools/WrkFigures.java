@@ -99,6 +99,62 @@ final class WrkFigures {
     }
   }
 
+  /** Consecutive create storms on one SKU: a sale's buyers come in waves and the open orders stay. */
+  static final int CREATE_STORMS = 3;
+  /** Created/s of the storms within this fraction of each other: throughput holds as a sale goes on. */
+  static final double STORMS_AGREE_WITHIN = 0.20;
+
+  /**
+   * Three wrk create storms in a row on one SKU with stock for all (the crowd's distinct buyers, a
+   * fresh key each, a buyer's limit no storm reaches): created/s of each, the 503s, the requests
+   * wrk saw unanswered after 2 s (its timeout) and the p99; then whether the storms agree, as a
+   * sale whose open orders pile up should. The orders stay, as a sale's would, until they expire.
+   */
+  void createStorms(Map<String, List<Double>> medians, String label) {
+    if (!Wrk.onPath()) {
+      report.line("  wrk: not on the PATH: no create storms");
+      return;
+    }
+    try {
+      wrkCreateStorms(medians, label);
+    } catch (Exception e) {
+      report.line("  wrk: could not run the create storms: " + e);
+    }
+  }
+
+  private void wrkCreateStorms(Map<String, List<Double>> medians, String label) throws Exception {
+    HttpJson admin = new HttpJson(adminUrl, null, Duration.ofSeconds(30));
+    String sku = "bench-storm-" + o.stamp().replace("-", "") + "-" + System.nanoTime() % 100_000;
+    HttpJson.Reply made = admin.post("/tasks/sku?tenant=t1&sku=" + sku
+        + "&total=1000000&unit_price=1990&per_user_limit=1000000", null);
+    if (made.status() != 200) throw new IllegalStateException("creating " + sku + ": " + made.status() + " " + made.raw());
+    List<String> tokens = io.flashsale.tools.bench.Logins.of(new HttpJson(apiUrl, null, Duration.ofSeconds(30)),
+        "t1", "bench-storm-" + o.stamp() + "-", o.stormBuyers());
+    List<Double> rates = new ArrayList<>();
+    for (int i = 1; i <= CREATE_STORMS; i++) {
+      Wrk.Result r = wrk(String.format("%screate storm %d of %d (wrk POST /orders, 201 CREATED, %d distinct buyers, one SKU)",
+          label, i, CREATE_STORMS, tokens.size()), Wrk.create(apiUrl, tokens, sku, 201, o.concurrency(), WRK_SECONDS),
+          "created order");
+      long other = r.otherStatus() - r.busy();
+      report.line(String.format("    503 with Retry-After %.1f/s; unanswered after 2 s: %d (target 0); other answers %d,"
+          + " socket errors %d", r.busy() / r.seconds(), r.timeouts(), other, r.socketErrors() - r.timeouts()));
+      if (other > 0) report.flag("create storm " + i + ": " + other + " answers neither 201 nor 503");
+      rates.add(r.rate());
+      BenchReport.put(medians, label + "wrk create storm " + i + " created/s", r.rate());
+      BenchReport.put(medians, label + "wrk create storm " + i + " unanswered after 2 s", (double) r.timeouts());
+      BenchReport.put(medians, label + "wrk create storm " + i + " p99 ms", r.p99Ms());
+    }
+    double low = rates.stream().mapToDouble(Double::doubleValue).min().orElse(Double.NaN);
+    double high = rates.stream().mapToDouble(Double::doubleValue).max().orElse(Double.NaN);
+    if (BenchReport.ratio(low, high)) {
+      double spread = 1 - low / high;
+      report.line(String.format("  %screate storms: created/s %s, the lowest %.0f %% below the highest (target: within %.0f %%, %s)",
+          label, rates.stream().map(v -> String.format("%.1f", v)).toList(), 100 * spread, 100 * STORMS_AGREE_WITHIN,
+          spread <= STORMS_AGREE_WITHIN ? "met" : "not met"));
+      BenchReport.put(medians, label + "wrk create storms spread", spread);
+    }
+  }
+
   /** The notices that paid a run's B3 orders (their notify ids begin with Load.stormNotifyIdPrefix). */
   private static final String STORM_NOTICES = "SELECT n.notify_id, n.merchant_order, n.kind, n.amount, n.txn"
       + " FROM payment_notification n WHERE n.effect = 'PAID' AND n.notify_id LIKE ? || '%'"

@@ -17,9 +17,13 @@ import java.util.regex.Pattern;
  * A Lua script makes every create key distinct and counts the answers by status.
  */
 public final class Wrk {
-  /** What one wrk run saw: requests, per-status counts, latency percentiles, its duration. */
+  /**
+   * What one wrk run saw: requests, per-status counts (of the other statuses, {@code busy} were
+   * 503), socket errors (of them, {@code timeouts} not answered within wrk's 2 s), latency
+   * percentiles, its duration.
+   */
   public record Result(long requests, long expectedStatus, long otherStatus, long socketErrors, double seconds,
-      double p50Ms, double p99Ms, double cpuSeconds) {
+      double p50Ms, double p99Ms, double cpuSeconds, long busy, long timeouts) {
     public double rate() {
       return seconds > 0 ? expectedStatus / seconds : Double.NaN;
     }
@@ -130,12 +134,12 @@ public final class Wrk {
   }
 
   static Optional<Result> parse(String output) {
-    Matcher m = Pattern.compile(Pattern.quote(RESULT_PREFIX) + "(\\d+) (\\d+) (\\d+) (\\d+) ([0-9.]+) ([0-9.]+) ([0-9.]+)")
-        .matcher(output);
+    Matcher m = Pattern.compile(Pattern.quote(RESULT_PREFIX)
+        + "(\\d+) (\\d+) (\\d+) (\\d+) ([0-9.]+) ([0-9.]+) ([0-9.]+) (\\d+) (\\d+)").matcher(output);
     if (!m.find()) return Optional.empty();
     return Optional.of(new Result(Long.parseLong(m.group(1)), Long.parseLong(m.group(2)), Long.parseLong(m.group(3)),
         Long.parseLong(m.group(4)), Double.parseDouble(m.group(5)), Double.parseDouble(m.group(6)),
-        Double.parseDouble(m.group(7)), childCpuSeconds(output)));
+        Double.parseDouble(m.group(7)), childCpuSeconds(output), Long.parseLong(m.group(8)), Long.parseLong(m.group(9))));
   }
 
   /** The children's line of bash's `times` (the second after the marker): user + system seconds; NaN if absent. */
@@ -206,19 +210,20 @@ public final class Wrk {
     return "local threads = {}\nlocal next_id = 0\n"
         + "function setup(thread)\n  thread:set('tid', next_id)\n  next_id = next_id + 1\n"
         + "  table.insert(threads, thread)\nend\n"
-        + "function init(args)\n  n = 0\n  ok = 0\n  other = 0\n  prefix = 'wrk-' .. os.time() .. '-' .. tid\nend\n";
+        + "function init(args)\n  n = 0\n  ok = 0\n  other = 0\n  busy = 0\n  prefix = 'wrk-' .. os.time() .. '-' .. tid\nend\n";
   }
 
   private static String counters(int expected) {
     StringBuilder s = new StringBuilder();
     s.append(String.format(Locale.ROOT, "function response(status, headers, body)\n"
-        + "  if status == %d then ok = ok + 1 else other = other + 1 end\nend\n", expected));
-    s.append("function done(summary, latency, requests)\n  local o, x = 0, 0\n"
-        + "  for _, t in ipairs(threads) do o = o + t:get('ok'); x = x + t:get('other') end\n"
+        + "  if status == %d then ok = ok + 1 else other = other + 1 end\n"
+        + "  if status == 503 then busy = busy + 1 end\nend\n", expected));
+    s.append("function done(summary, latency, requests)\n  local o, x, b = 0, 0, 0\n"
+        + "  for _, t in ipairs(threads) do o = o + t:get('ok'); x = x + t:get('other'); b = b + t:get('busy') end\n"
         + "  local e = summary.errors\n"
-        + "  io.write(string.format('" + RESULT_PREFIX + "%d %d %d %d %.3f %.3f %.3f\\n', summary.requests, o, x,"
+        + "  io.write(string.format('" + RESULT_PREFIX + "%d %d %d %d %.3f %.3f %.3f %d %d\\n', summary.requests, o, x,"
         + " e.connect + e.read + e.write + e.timeout, summary.duration / 1e6, latency:percentile(50) / 1e3,"
-        + " latency:percentile(99) / 1e3))\nend\n");
+        + " latency:percentile(99) / 1e3, b, e.timeout))\nend\n");
     return s.toString();
   }
 

@@ -11,24 +11,27 @@ class WrkTest {
   @Test
   void readsTheResultLineAndTheChildrensCpu() {
     String out = "Running 10s test @ http://127.0.0.1:8081/ping\n  2 threads and 64 connections\n"
-        + "WRK-RESULT 412345 412000 345 0 10.012 1.020 7.125\n"
+        + "WRK-RESULT 412345 412000 345 7 10.012 1.020 7.125 300 5\n"
         + "WRK-TIMES\n0m0.001s 0m0.002s\n0m3.250s 1m2.500s\n";
     Wrk.Result r = Wrk.parse(out).orElseThrow();
     assertEquals(412345, r.requests());
     assertEquals(412000, r.expectedStatus());
     assertEquals(345, r.otherStatus());
-    assertEquals(0, r.socketErrors());
+    assertEquals(7, r.socketErrors());
+    assertEquals(300, r.busy(), "of the other answers, the 503s");
+    assertEquals(5, r.timeouts(), "of the socket errors, the requests not answered within 2 s");
     assertEquals(412000 / 10.012, r.rate(), 1e-6);
     assertEquals(7.125, r.p99Ms(), 1e-9);
     assertEquals(3.25 + 62.5, r.cpuSeconds(), 1e-9, "the children's user + system");
     assertTrue(Wrk.parse("wrk: command not found").isEmpty());
-    assertTrue(Double.isNaN(Wrk.childCpuSeconds("WRK-RESULT 1 1 0 0 1.0 1.0 1.0\n")));
+    assertTrue(Double.isNaN(Wrk.childCpuSeconds("WRK-RESULT 1 1 0 0 1.0 1.0 1.0 0 0\n")));
   }
 
   @Test
   void theScriptCountsTheExpectedStatusAndMakesEveryKeyFresh() {
     String lua = Wrk.script(null, 200);
     assertTrue(lua.contains("if status == 200 then ok = ok + 1"), lua);
+    assertTrue(lua.contains("if status == 503 then busy = busy + 1"), "the 503s counted apart: " + lua);
     assertTrue(!lua.contains("function request()"), "a GET needs no request function: " + lua);
     String create = Wrk.script(new Wrk.Create(java.util.List.of("abc.DEF-12_3", "xyz.987"), "sku-1"), 409);
     assertTrue(create.contains("  'abc.DEF-12_3',\n  'xyz.987',\n}"), "every buyer's token: " + create);

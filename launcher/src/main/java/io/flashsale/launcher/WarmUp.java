@@ -1,0 +1,130 @@
+package io.flashsale.launcher;
+
+import com.codahale.metrics.health.HealthCheck;
+import io.flashsale.api.auth.TokenService;
+import io.flashsale.persistence.Skus;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The API's hot path run before the instance says it is up (docs/DESIGN.md §Warm from the first
+ * buyer): for {@code duration}, a few loopback clients send creates for a SKU with no stock in a
+ * tenant of its own, as a crowd of distinct buyers, through the real connector, so the HTTP stack,
+ * authentication, the per-principal state and the sold-out answer are loaded and compiled when the
+ * first buyers of a sale arrive. Nothing is ordered: every answer is 409 SOLD_OUT. The {@code
+ * warm-up} health check is unhealthy until it ends, so a load balancer sends no buyer to a cold
+ * instance; the banner comes after it. Its spans are not sampled (an unsampled
+ * {@code traceparent}), so a trace log does not fill with them.
+ */
+final class WarmUp {
+  private static final Logger log = LoggerFactory.getLogger(WarmUp.class);
+  static final String TENANT = "flashsale-warm-up";
+  static final String SKU = "warm-up-sold-out";
+  /** Distinct buyers: each stays well under its rate limit while the clients go round them. */
+  static final int BUYERS = 2_000;
+  static final int CLIENTS = 4;
+  /** A parent that is not sampled: the requests' spans are neither recorded nor exported. */
+  private static final String UNSAMPLED_PARENT = "00-" + "5".repeat(32) + "-" + "6".repeat(16) + "-00";
+
+  private final Duration duration;
+  private final int apiPort;
+  private final TokenService tokens;
+  private final Skus skus;
+  private volatile String state = "not started";
+  private volatile boolean done;
+
+  WarmUp(Duration duration, int apiPort, TokenService tokens, Skus skus) {
+    this.duration = duration;
+    this.apiPort = apiPort;
+    this.tokens = tokens;
+    this.skus = skus;
+  }
+
+  /** Unhealthy until the warm-up has ended (or was off). */
+  HealthCheck check() {
+    return new HealthCheck() {
+      @Override
+      protected Result check() {
+        return done ? Result.healthy(state) : Result.unhealthy("warming up: " + state);
+      }
+    };
+  }
+
+  /** Runs it; a warm-up that cannot run is logged and the instance comes up cold. */
+  void run() {
+    try {
+      if (duration.isZero()) {
+        state = "off (warmUp.duration 0s)";
+        return;
+      }
+      state = "running for " + duration;
+      state = send();
+      log.info("warm-up: {}", state);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      state = "interrupted";
+    } catch (RuntimeException e) {
+      state = "could not run: " + e;
+      log.warn("warm-up could not run; the instance starts cold: {}", e.toString());
+    } finally {
+      done = true;
+    }
+  }
+
+  private String send() throws InterruptedException {
+    skus.upsert(TENANT, SKU, 0, 1L, 1);
+    List<String> bearer = new ArrayList<>(BUYERS);
+    for (int i = 0; i < BUYERS; i++) bearer.add("Bearer " + tokens.issue(TENANT, "warm-up-" + i));
+    HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+        .connectTimeout(Duration.ofSeconds(2)).build();
+    URI orders = URI.create("http://127.0.0.1:" + apiPort + "/orders");
+    Map<String, AtomicLong> answers = new ConcurrentHashMap<>();
+    AtomicLong sent = new AtomicLong();
+    long start = System.nanoTime();
+    long end = start + duration.toNanos();
+    List<Thread> clients = new ArrayList<>();
+    for (int c = 0; c < CLIENTS; c++) {
+      int client = c;
+      Thread t = new Thread(() -> {
+        for (long n = client; System.nanoTime() < end; n += CLIENTS) {
+          sent.incrementAndGet();
+          HttpRequest request = HttpRequest.newBuilder(orders).timeout(Duration.ofSeconds(5))
+              .header("Content-Type", "application/json")
+              .header("Authorization", bearer.get((int) (n % BUYERS)))
+              .header("traceparent", UNSAMPLED_PARENT)
+              .POST(HttpRequest.BodyPublishers.ofString(
+                  "{\"request_key\":\"warm-up-" + n + "\",\"sku\":\"" + SKU + "\",\"quantity\":1}"))
+              .build();
+          String answer;
+          try {
+            answer = String.valueOf(http.send(request, HttpResponse.BodyHandlers.discarding()).statusCode());
+          } catch (java.io.IOException e) {
+            answer = e.getClass().getSimpleName();
+          } catch (InterruptedException e) {
+            return;
+          }
+          answers.computeIfAbsent(answer, k -> new AtomicLong()).incrementAndGet();
+        }
+      }, "warm-up-" + c);
+      t.setDaemon(true);
+      t.start();
+      clients.add(t);
+    }
+    for (Thread t : clients) t.join();
+    Map<String, Long> counted = new TreeMap<>();
+    answers.forEach((k, v) -> counted.put(k, v.get()));
+    return String.format("%d sold-out creates from %d buyers in %.1f s, answers by status %s", sent.get(), BUYERS,
+        (System.nanoTime() - start) / 1e9, counted);
+  }
+}
