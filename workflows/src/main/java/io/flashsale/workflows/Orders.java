@@ -70,15 +70,84 @@ public final class Orders {
    * that race with one key meet in the run, whose create answers the loser REPLAY or KEY_REUSED.
    */
   public CreateResult create(CreateOrder req) {
+    return await(startCreate(req));
+  }
+
+  /**
+   * A create's engine call in this instance: its answer once the engine ends the call (which may
+   * be after the create deadline), and whether this request started it or joined one in flight.
+   */
+  public record CreateCall(String workflowId, CreateOrder request,
+      java.util.concurrent.CompletableFuture<CreateResult> answer, boolean started) {}
+
+  /**
+   * Creates whose engine call has not ended, by workflow id. A buyer answered 503 at the create
+   * deadline sends the key again while the engine still works on the first call; that retry joins
+   * the call instead of adding a second update to the run, so an overloaded engine is not handed
+   * more work per buyer the longer it falls behind (docs/DESIGN.md §Overload).
+   */
+  private final java.util.concurrent.ConcurrentHashMap<String, CreateCall> creating =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
+  /** The engine call of this request's key still going here, for the same request; or null. */
+  public CreateCall createInFlight(CreateOrder req) {
+    CreateCall running = creating.get(WorkflowIds.forScope(req.tenant(), req.subject(), req.requestKey()));
+    return running != null && running.request().payload().equals(req.payload())
+        ? new CreateCall(running.workflowId(), req, running.answer(), false) : null;
+  }
+
+  /**
+   * Sends the create to the engine, or joins the key's call already in flight here. The call is
+   * given up after the commands' deadline at the latest (its thread interrupted), so {@code
+   * answer} always ends.
+   */
+  public CreateCall startCreate(CreateOrder req) {
     String workflowId = WorkflowIds.forScope(req.tenant(), req.subject(), req.requestKey());
+    java.util.concurrent.CompletableFuture<CreateResult> answer = new java.util.concurrent.CompletableFuture<>();
+    CreateCall mine = new CreateCall(workflowId, req, answer, true);
+    CreateCall running = creating.putIfAbsent(workflowId, mine);
+    if (running != null && running.request().payload().equals(req.payload())) {
+      return new CreateCall(workflowId, req, running.answer(), false);
+    }
+    // another payload under a key in flight gets its own call, untracked (the run answers it KEY_REUSED or not)
+    boolean tracked = running == null;
     OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, startOptions(workflowId, req.tenant(), req.sku(),
         Visibility.createSummary(req)));
     WithStartWorkflowOperation<Void> start = new WithStartWorkflowOperation<>(wf::run,
         new OrderStart(req.tenant(), req.subject(), req.requestKey(), null, settings));
     UpdateOptions<CreateResult> options =
         UpdateOptions.<CreateResult>newBuilder().setWaitForStage(WorkflowUpdateStage.COMPLETED).build();
-    return withDeadline("create " + workflowId, createDeadline,
-        () -> WorkflowClient.executeUpdateWithStart(wf::create, req, options, start));
+    // the request's trace context goes along, so the client interceptor's spans are children of its span
+    java.util.concurrent.Future<?> call = calls.submit(io.opentelemetry.context.Context.current().wrap(() -> {
+      try {
+        answer.complete(WorkflowClient.executeUpdateWithStart(wf::create, req, options, start));
+      } catch (RuntimeException | Error e) {
+        answer.completeExceptionally(e);
+      }
+    }));
+    answer.orTimeout(deadline.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS).whenComplete((r, e) -> {
+      if (tracked) creating.remove(workflowId, mine);
+      if (e instanceof java.util.concurrent.TimeoutException) call.cancel(true);
+    });
+    return mine;
+  }
+
+  /** A create's answer within the create deadline; past it DeadlineExceeded, and the call goes on. */
+  public CreateResult await(CreateCall c) {
+    try {
+      return c.answer().get(createDeadline.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    } catch (java.util.concurrent.TimeoutException e) {
+      throw new DeadlineExceeded("create " + c.workflowId(), createDeadline);
+    } catch (java.util.concurrent.ExecutionException e) {
+      if (e.getCause() instanceof java.util.concurrent.TimeoutException) {
+        throw new DeadlineExceeded("create " + c.workflowId() + " (the engine call)", deadline);
+      }
+      if (e.getCause() instanceof RuntimeException re) throw re;
+      throw new IllegalStateException(e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new DeadlineExceeded("create " + c.workflowId(), createDeadline);
+    }
   }
 
   /** idempotencyKey (optional) becomes the update id: a client's retry gets the original answer. */

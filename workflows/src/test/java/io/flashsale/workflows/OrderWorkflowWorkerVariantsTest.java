@@ -3,7 +3,10 @@ package io.flashsale.workflows;
 import static io.flashsale.workflows.OrderTestHarness.WF;
 import static io.flashsale.workflows.OrderTestHarness.waitFor;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.flashsale.domain.CommandOutcome;
@@ -96,6 +99,30 @@ class OrderWorkflowWorkerVariantsTest {
       CommandResult r = createAndThenInOneTask(orders -> orders.cancel(WF, "cancel-1"));
       assertEquals(CommandOutcome.CANCELLED, r.outcome(), "the cancel ran once the create settled: " + r);
       assertEquals(OrderStatus.CANCELLED, backend.row().status());
+    }
+
+    @Test
+    void aRetryOfAKeyWhoseCreateIsStillInTheEngineJoinsItsCall() throws Exception {
+      // a crowd's buyer answered 503 at the create deadline sends the key again while the engine
+      // still has the first call: one update in the run, one order, the retry told REPLAY
+      Orders orders = new Orders(harness.client, SETTINGS, java.time.Duration.ofSeconds(10),
+          java.time.Duration.ofMillis(300), harness.taskQueue);
+      CreateOrder req = new CreateOrder("t1", "user-1", "k1", "sku-1", 1, null);
+      Orders.CreateCall first = orders.startCreate(req);
+      assertTrue(first.started());
+      assertThrows(Orders.DeadlineExceeded.class, () -> orders.await(first), "no worker polls yet: 503 at the deadline");
+      assertFalse(first.answer().isDone(), "the engine call goes on past the deadline");
+      Orders.CreateCall retry = orders.createInFlight(req);
+      assertNotNull(retry, "the key's call is in flight here");
+      assertFalse(retry.started(), "the retry joins it");
+      assertNull(orders.createInFlight(new CreateOrder("t1", "user-1", "k1", "sku-1", 2, null)),
+          "another payload under the key does not join it");
+      harness.startPolling();
+      CreateResult joined = retry.answer().get(20, TimeUnit.SECONDS);
+      assertEquals(CreateOutcome.CREATED, joined.outcome(), "the first call's answer: " + joined);
+      assertEquals(1, harness.events(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED), "one update in the run");
+      waitFor(() -> orders.createInFlight(req) == null);
+      assertTrue(orders.startCreate(req).started(), "once the call ended, the key's next create is a call of its own");
     }
 
     /**

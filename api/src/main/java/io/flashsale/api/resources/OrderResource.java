@@ -179,31 +179,47 @@ public class OrderResource {
       if (!keyed.payload().equals(request.payload())) return outcome(422, CreateOutcome.KEY_REUSED);
       return createAnswer(CreateOutcome.REPLAY, keyed.orderId());
     }
-    switch (admission.tryAdmit(caller)) {
-      case OVERLOADED -> {
-        return overloadedAnswer();
+    // a retry of a key whose engine call is still going here (its first try was answered 503 at the
+    // deadline) joins that call: no second update in the run, no second place under the bound
+    Orders.CreateCall call = orders.createInFlight(request);
+    if (call == null) {
+      switch (admission.tryAdmit(caller)) {
+        case OVERLOADED -> {
+          return overloadedAnswer();
+        }
+        case PRINCIPAL_SHARE_USED -> {
+          return ApiError.tooMany(1, "CREATES_PER_PRINCIPAL",
+              "this principal's creates are all in flight; retry with the same key");
+        }
+        case ADMITTED -> { }
       }
-      case PRINCIPAL_SHARE_USED -> {
-        return ApiError.tooMany(1, "CREATES_PER_PRINCIPAL",
-            "this principal's creates are all in flight; retry with the same key");
+      try {
+        call = orders.startCreate(request);
+      } catch (RuntimeException e) {
+        admission.done(caller, false);
+        throw e;
       }
-      case ADMITTED -> { }
+      if (call.started()) {
+        // the place is held until the engine ends the call, not until this request stops waiting: the
+        // bound counts the creates the engine is working on (docs/DESIGN.md §Overload)
+        call.answer().whenComplete((answer, failure) -> admission.done(caller, failure == null));
+      } else {
+        admission.done(caller, false); // another request of the key started the call a moment before
+      }
     }
     CreateResult r;
-    boolean answered = false;
     try {
-      r = orders.create(request);
-      answered = true;
+      r = orders.await(call);
     } catch (WorkflowServiceException | Orders.DeadlineExceeded e) {
       // its reserve may have committed: this buyer's next tries read the key, so they get the order
       if (principalView != null) principalView.noteOrdered(caller.tenant(), caller.subject());
       log.warn("create {}/{} key {}: engine unavailable: {}", caller.tenant(), caller.subject(), requestKey, e.toString());
       throw engineUnavailable("the order engine did not answer; retry with the same key");
-    } finally {
-      admission.done(caller, answered);
     }
     // REPLAY from the workflow: a call that raced the first one with the key and lost
     if (principalView != null && r.order() != null) principalView.noteOrdered(caller.tenant(), caller.subject());
+    // a retry that joined the first try's call: that try made the order, this one reads it
+    if (!call.started() && r.outcome() == CreateOutcome.CREATED) return createAnswer(CreateOutcome.REPLAY, r.order().orderId());
     return switch (r.outcome()) {
       case CREATED, REPLAY -> r.outcome() == CreateOutcome.CREATED && r.createdAt() != null
           ? json(201, OrderBody.of(CreateOutcome.CREATED, asCreated(request, r)))

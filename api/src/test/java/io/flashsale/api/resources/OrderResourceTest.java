@@ -8,6 +8,7 @@ import static org.mockito.ArgumentMatchers.any;
 import static org.mockito.ArgumentMatchers.anyString;
 import static org.mockito.ArgumentMatchers.eq;
 import static org.mockito.Mockito.doAnswer;
+import static org.mockito.Mockito.doThrow;
 import static org.mockito.Mockito.mock;
 import static org.mockito.Mockito.never;
 import static org.mockito.Mockito.reset;
@@ -121,6 +122,13 @@ class OrderResourceTest {
         .addProvider(new ErrorMappers.Unexpected())
         .addResource(resource)
         .build();
+  }
+
+  /** The engine answers each create at once with {@code answer} (a call this request started). */
+  private static void engineAnswers(CreateResult answer) {
+    when(ORDERS.startCreate(any())).thenAnswer(inv -> new Orders.CreateCall("order:wf", inv.getArgument(0),
+        java.util.concurrent.CompletableFuture.completedFuture(answer), true));
+    when(ORDERS.await(any())).thenAnswer(inv -> ((Orders.CreateCall) inv.getArgument(0)).answer().join());
   }
 
   @BeforeEach
@@ -312,7 +320,7 @@ class OrderResourceTest {
   void theBaseBodyReachesTheWorkflowAsSent() {
     acceptCreates(CreateOutcome.CREATED);
     assertEquals(201, create(Body.valid().json()).getStatus());
-    verify(ORDERS).create(new CreateOrder(TENANT, SUBJECT, "k1", "sku-1", 1, null));
+    verify(ORDERS).startCreate(new CreateOrder(TENANT, SUBJECT, "k1", "sku-1", 1, null));
   }
 
   @Test
@@ -324,7 +332,7 @@ class OrderResourceTest {
     Response r = create(Body.valid().with("request_key", "\"" + key + "\"").with("quantity", "3")
         .with("note", "\"" + note + "\"").json());
     assertEquals(201, r.getStatus(), r.readEntity(String.class));
-    verify(ORDERS).create(new CreateOrder(TENANT, SUBJECT, key, "sku-1", 3, note));
+    verify(ORDERS).startCreate(new CreateOrder(TENANT, SUBJECT, key, "sku-1", 3, note));
   }
 
   @Test
@@ -332,7 +340,7 @@ class OrderResourceTest {
     // JSON Schema's integer, as the contract says: 2.0 is 2
     acceptCreates(CreateOutcome.CREATED);
     assertEquals(201, create(Body.valid().with("quantity", "2.0").json()).getStatus());
-    verify(ORDERS).create(new CreateOrder(TENANT, SUBJECT, "k1", "sku-1", 2, null));
+    verify(ORDERS).startCreate(new CreateOrder(TENANT, SUBJECT, "k1", "sku-1", 2, null));
   }
 
   @Test
@@ -478,7 +486,7 @@ class OrderResourceTest {
     OrderView view = madeOrder
         ? new OrderView(ORDER_ID, TENANT, SUBJECT, "sku-1", 1, 1990, OrderStatus.CREATED, 1, ORDER_ID + "/r1")
         : null;
-    when(ORDERS.create(any())).thenReturn(new CreateResult(outcome, view, List.of(), null));
+    engineAnswers(new CreateResult(outcome, view, List.of(), null));
     when(QUERIES.get(ORDER_ID)).thenReturn(ownOrder("PAID"));
   }
 
@@ -486,7 +494,7 @@ class OrderResourceTest {
   void the201IsBuiltFromTheCreateResultAndEqualsWhatAReadOfTheRowAnswers() throws Exception {
     when(SKUS.remaining(TENANT, "sku-1")).thenReturn(5);
     OrderView view = new OrderView(ORDER_ID, TENANT, SUBJECT, "sku-1", 1, 1990, OrderStatus.CREATED, 1, ORDER_ID + "/r1");
-    when(ORDERS.create(any())).thenReturn(new CreateResult(CreateOutcome.CREATED, view,
+    engineAnswers(new CreateResult(CreateOutcome.CREATED, view,
         List.of(new io.flashsale.domain.Transition(null, OrderStatus.CREATED, 1, "create")), "2026-11-30T12:00:00Z"));
     Response r = create(Body.valid().json());
     assertEquals(201, r.getStatus());
@@ -623,7 +631,8 @@ class OrderResourceTest {
     assertEquals(503, r.getStatus());
     assertEquals("1", r.getHeaderString("Retry-After"));
     assertEquals("OVERLOADED", json(r).get("outcome").asText());
-    verifyNoInteractions(ORDERS);
+    verify(ORDERS, never()).startCreate(any()); // asked only whether the key has a call in flight here
+    verify(ORDERS, never()).await(any());
   }
 
   @Test
@@ -664,22 +673,39 @@ class OrderResourceTest {
   }
 
   @Test
-  void anEngineThatDoesNotAnswerIs503AndGivesItsAdmissionBack() {
+  void anEngineThatDoesNotAnswerIs503AndHoldsItsPlaceUntilTheCallEnds() {
     acceptCreates(CreateOutcome.CREATED);
-    when(ORDERS.create(any())).thenThrow(new Orders.DeadlineExceeded("create", Duration.ofSeconds(10)));
-    // more failures than admissions: each must release its own, or the later ones would be OVERLOADED
-    for (int i = 0; i < 6; i++) {
-      Response r = create(Body.valid().json());
-      assertEquals("1", r.getHeaderString("Retry-After"));
-      assertError(r, 503, "ENGINE_UNAVAILABLE");
+    List<java.util.concurrent.CompletableFuture<CreateResult>> calls = new java.util.ArrayList<>();
+    when(ORDERS.startCreate(any())).thenAnswer(inv -> {
+      java.util.concurrent.CompletableFuture<CreateResult> call = new java.util.concurrent.CompletableFuture<>();
+      calls.add(call);
+      return new Orders.CreateCall("order:wf", inv.getArgument(0), call, true);
+    });
+    doThrow(new Orders.DeadlineExceeded("create", Duration.ofMillis(1500))).when(ORDERS).await(any());
+    try {
+      // the bound (4) counts the calls the engine still works on: answered 503 at the deadline, each holds its place
+      for (int i = 0; i < 4; i++) {
+        Response r = create(Body.valid().json());
+        assertEquals("1", r.getHeaderString("Retry-After"));
+        assertError(r, 503, "ENGINE_UNAVAILABLE");
+      }
+      Response full = create(Body.valid().json());
+      assertEquals(503, full.getStatus());
+      assertEquals("OVERLOADED", json(full).get("outcome").asText(), "no place left while the engine works on 4");
+      verify(ORDERS, times(4)).startCreate(any());
+      // the engine ends the calls (here: fails them): their places are free again
+      calls.forEach(c -> c.completeExceptionally(new IllegalStateException("engine call given up")));
+      assertError(create(Body.valid().json()), 503, "ENGINE_UNAVAILABLE");
+      verify(ORDERS, times(5)).startCreate(any());
+    } finally {
+      calls.forEach(c -> c.completeExceptionally(new IllegalStateException("the test ended"))); // the shared bound's places
     }
-    verify(ORDERS, times(6)).create(any());
   }
 
   @Test
   void anUnexpectedFailureIs500WithoutItsDetails() {
     acceptCreates(CreateOutcome.CREATED);
-    when(ORDERS.create(any())).thenThrow(new IllegalStateException("pool jdbc:postgresql://db/secret"));
+    doThrow(new IllegalStateException("pool jdbc:postgresql://db/secret")).when(ORDERS).startCreate(any());
     Response r = create(Body.valid().json());
     JsonNode error = assertError(r, 500, "INTERNAL");
     assertFalse(error.toString().contains("secret"), error.toString());

@@ -274,13 +274,16 @@ class SoldOutGateTest {
     String sku = newSku(5);
     awaitAnswer(sku, StockView.Answer.AVAILABLE);
     long before = resource.gateFromDatabase().getCount();
-    when(orders.create(any())).thenReturn(new CreateResult(CreateOutcome.USER_LIMIT, null, List.of(), null));
+    when(orders.startCreate(any())).thenAnswer(inv -> new Orders.CreateCall("order:wf", inv.getArgument(0),
+        java.util.concurrent.CompletableFuture.completedFuture(new CreateResult(CreateOutcome.USER_LIMIT, null, List.of(), null)),
+        true));
+    when(orders.await(any())).thenAnswer(inv -> ((Orders.CreateCall) inv.getArgument(0)).answer().join());
 
     Response r = create(api, "k1", sku);
     assertEquals(409, r.getStatus());
     assertEquals("{\"outcome\":\"USER_LIMIT\"}", r.readEntity(String.class));
     verify(skus).remaining(TENANT, sku);
-    verify(orders).create(new CreateOrder(TENANT, subject, "k1", sku, 1, null));
+    verify(orders).startCreate(new CreateOrder(TENANT, subject, "k1", sku, 1, null));
     assertEquals(before + 1, resource.gateFromDatabase().getCount());
   }
 
