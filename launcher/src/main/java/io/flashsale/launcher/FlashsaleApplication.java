@@ -293,11 +293,11 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     LocalStack shown = stack;
     io.flashsale.launcher.TemporalEngine shownEngine = engine;
     String shownTarget = temporalTarget;
-    WarmUp warmUp = new WarmUp(cfg.warmUp.duration.toJavaDuration(), apiPort, tokens, skus);
+    WarmUp warmUp = new WarmUp(cfg.warmUp.duration.toJavaDuration(), tokens, skus);
     env.healthChecks().register("warm-up", warmUp.check());
     env.lifecycle().addServerLifecycleListener(server -> {
       exit.serverStarted(server);
-      warmUp.run(); // the connector serves already; "up" and healthy once the hot path is compiled
+      warmUp.run(server); // the connector serves already; "up" and healthy once the hot path is compiled
       banner(cfg, shown, shownEngine, shownTarget, apiPort, adminPort);
     });
   }

@@ -37,16 +37,17 @@ final class WarmUp {
   /** A parent that is not sampled: the requests' spans are neither recorded nor exported. */
   private static final String UNSAMPLED_PARENT = "00-" + "5".repeat(32) + "-" + "6".repeat(16) + "-00";
 
+  /** Answers in a row other than 409: the warm-up is not reaching the sold-out answer, so it stops. */
+  static final int GIVE_UP_AFTER = 200;
+
   private final Duration duration;
-  private final int apiPort;
   private final TokenService tokens;
   private final Skus skus;
   private volatile String state = "not started";
   private volatile boolean done;
 
-  WarmUp(Duration duration, int apiPort, TokenService tokens, Skus skus) {
+  WarmUp(Duration duration, TokenService tokens, Skus skus) {
     this.duration = duration;
-    this.apiPort = apiPort;
     this.tokens = tokens;
     this.skus = skus;
   }
@@ -61,15 +62,24 @@ final class WarmUp {
     };
   }
 
-  /** Runs it; a warm-up that cannot run is logged and the instance comes up cold. */
-  void run() {
+  /**
+   * Runs it against {@code server}'s API connector (the port it bound, plain HTTP); a warm-up that
+   * cannot run is logged and the instance comes up cold.
+   */
+  void run(org.eclipse.jetty.server.Server server) {
     try {
       if (duration.isZero()) {
         state = "off (warmUp.duration 0s)";
         return;
       }
+      URI orders = apiOrders(server);
+      if (orders == null) {
+        state = "skipped: no plain-HTTP application connector to send to";
+        log.warn("warm-up {}", state);
+        return;
+      }
       state = "running for " + duration;
-      state = send();
+      state = send(orders);
       log.info("warm-up: {}", state);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -82,22 +92,36 @@ final class WarmUp {
     }
   }
 
-  private String send() throws InterruptedException {
-    skus.upsert(TENANT, SKU, 0, 1L, 1);
+  /** POST /orders on the application connector's bound port (loopback when it binds every address), or null. */
+  static URI apiOrders(org.eclipse.jetty.server.Server server) {
+    for (org.eclipse.jetty.server.Connector c : server.getConnectors()) {
+      if (!(c instanceof org.eclipse.jetty.server.ServerConnector sc) || !"application".equals(sc.getName())) continue;
+      if (sc.getConnectionFactory(org.eclipse.jetty.server.SslConnectionFactory.class) != null) return null;
+      String host = sc.getHost() == null || sc.getHost().isBlank() || "0.0.0.0".equals(sc.getHost()) ? "127.0.0.1" : sc.getHost();
+      return URI.create("http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + sc.getLocalPort() + "/orders");
+    }
+    return null;
+  }
+
+  private String send(URI orders) throws InterruptedException {
+    Skus.Upsert made = skus.upsert(TENANT, SKU, 0, 1L, 1);
+    if (made.remaining() != 0) {
+      return "skipped: " + TENANT + "/" + SKU + " has stock (" + made + "), so its creates would order";
+    }
     List<String> bearer = new ArrayList<>(BUYERS);
     for (int i = 0; i < BUYERS; i++) bearer.add("Bearer " + tokens.issue(TENANT, "warm-up-" + i));
     HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
         .connectTimeout(Duration.ofSeconds(2)).build();
-    URI orders = URI.create("http://127.0.0.1:" + apiPort + "/orders");
     Map<String, AtomicLong> answers = new ConcurrentHashMap<>();
     AtomicLong sent = new AtomicLong();
+    java.util.concurrent.atomic.AtomicInteger notSoldOutInARow = new java.util.concurrent.atomic.AtomicInteger();
     long start = System.nanoTime();
     long end = start + duration.toNanos();
     List<Thread> clients = new ArrayList<>();
     for (int c = 0; c < CLIENTS; c++) {
       int client = c;
       Thread t = new Thread(() -> {
-        for (long n = client; System.nanoTime() < end; n += CLIENTS) {
+        for (long n = client; System.nanoTime() < end && notSoldOutInARow.get() < GIVE_UP_AFTER; n += CLIENTS) {
           sent.incrementAndGet();
           HttpRequest request = HttpRequest.newBuilder(orders).timeout(Duration.ofSeconds(5))
               .header("Content-Type", "application/json")
@@ -115,6 +139,8 @@ final class WarmUp {
             return;
           }
           answers.computeIfAbsent(answer, k -> new AtomicLong()).incrementAndGet();
+          if ("409".equals(answer)) notSoldOutInARow.set(0);
+          else notSoldOutInARow.incrementAndGet();
         }
       }, "warm-up-" + c);
       t.setDaemon(true);
@@ -124,7 +150,12 @@ final class WarmUp {
     for (Thread t : clients) t.join();
     Map<String, Long> counted = new TreeMap<>();
     answers.forEach((k, v) -> counted.put(k, v.get()));
-    return String.format("%d sold-out creates from %d buyers in %.1f s, answers by status %s", sent.get(), BUYERS,
-        (System.nanoTime() - start) / 1e9, counted);
+    String figures = String.format("%d sold-out creates from %d buyers in %.1f s, answers by status %s", sent.get(),
+        BUYERS, (System.nanoTime() - start) / 1e9, counted);
+    if (notSoldOutInARow.get() >= GIVE_UP_AFTER) {
+      log.warn("warm-up stopped early: {} answers in a row were not 409 SOLD_OUT ({})", GIVE_UP_AFTER, figures);
+      return "stopped early, " + GIVE_UP_AFTER + " answers in a row not 409: " + figures;
+    }
+    return figures;
   }
 }

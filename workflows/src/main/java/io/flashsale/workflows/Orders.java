@@ -103,6 +103,12 @@ public final class Orders {
    */
   public CreateCall startCreate(CreateOrder req) {
     String workflowId = WorkflowIds.forScope(req.tenant(), req.subject(), req.requestKey());
+    OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, startOptions(workflowId, req.tenant(), req.sku(),
+        Visibility.createSummary(req)));
+    WithStartWorkflowOperation<Void> start = new WithStartWorkflowOperation<>(wf::run,
+        new OrderStart(req.tenant(), req.subject(), req.requestKey(), null, settings));
+    UpdateOptions<CreateResult> options =
+        UpdateOptions.<CreateResult>newBuilder().setWaitForStage(WorkflowUpdateStage.COMPLETED).build();
     java.util.concurrent.CompletableFuture<CreateResult> answer = new java.util.concurrent.CompletableFuture<>();
     CreateCall mine = new CreateCall(workflowId, req, answer, true);
     CreateCall running = creating.putIfAbsent(workflowId, mine);
@@ -111,24 +117,27 @@ public final class Orders {
     }
     // another payload under a key in flight gets its own call, untracked (the run answers it KEY_REUSED or not)
     boolean tracked = running == null;
-    OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, startOptions(workflowId, req.tenant(), req.sku(),
-        Visibility.createSummary(req)));
-    WithStartWorkflowOperation<Void> start = new WithStartWorkflowOperation<>(wf::run,
-        new OrderStart(req.tenant(), req.subject(), req.requestKey(), null, settings));
-    UpdateOptions<CreateResult> options =
-        UpdateOptions.<CreateResult>newBuilder().setWaitForStage(WorkflowUpdateStage.COMPLETED).build();
-    // the request's trace context goes along, so the client interceptor's spans are children of its span
-    java.util.concurrent.Future<?> call = calls.submit(io.opentelemetry.context.Context.current().wrap(() -> {
-      try {
-        answer.complete(WorkflowClient.executeUpdateWithStart(wf::create, req, options, start));
-      } catch (RuntimeException | Error e) {
-        answer.completeExceptionally(e);
-      }
-    }));
+    java.util.concurrent.atomic.AtomicReference<java.util.concurrent.Future<?>> call =
+        new java.util.concurrent.atomic.AtomicReference<>();
+    // the end is attached before the call starts: whatever happens next, the entry goes and the call ends
     answer.orTimeout(deadline.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS).whenComplete((r, e) -> {
       if (tracked) creating.remove(workflowId, mine);
-      if (e instanceof java.util.concurrent.TimeoutException) call.cancel(true);
+      java.util.concurrent.Future<?> started = call.get();
+      if (e instanceof java.util.concurrent.TimeoutException && started != null) started.cancel(true);
     });
+    try {
+      // the request's trace context goes along, so the client interceptor's spans are children of its span
+      call.set(calls.submit(io.opentelemetry.context.Context.current().wrap(() -> {
+        try {
+          answer.complete(WorkflowClient.executeUpdateWithStart(wf::create, req, options, start));
+        } catch (RuntimeException | Error e) {
+          answer.completeExceptionally(e);
+        }
+      })));
+    } catch (RuntimeException | Error e) { // not started (the pool refused): the call ends failed
+      answer.completeExceptionally(e);
+      throw e;
+    }
     return mine;
   }
 

@@ -104,7 +104,7 @@ class OrderWorkflowWorkerVariantsTest {
     @Test
     void aRetryOfAKeyWhoseCreateIsStillInTheEngineJoinsItsCall() throws Exception {
       // a crowd's buyer answered 503 at the create deadline sends the key again while the engine
-      // still has the first call: one update in the run, one order, the retry told REPLAY
+      // still has the first call: the retry joins it (the API answers it REPLAY), one update in the run
       Orders orders = new Orders(harness.client, SETTINGS, java.time.Duration.ofSeconds(10),
           java.time.Duration.ofMillis(300), harness.taskQueue);
       CreateOrder req = new CreateOrder("t1", "user-1", "k1", "sku-1", 1, null);
@@ -115,6 +115,7 @@ class OrderWorkflowWorkerVariantsTest {
       Orders.CreateCall retry = orders.createInFlight(req);
       assertNotNull(retry, "the key's call is in flight here");
       assertFalse(retry.started(), "the retry joins it");
+      assertFalse(orders.startCreate(req).started(), "a create racing it joins it too, with no call of its own");
       assertNull(orders.createInFlight(new CreateOrder("t1", "user-1", "k1", "sku-1", 2, null)),
           "another payload under the key does not join it");
       harness.startPolling();
@@ -122,7 +123,25 @@ class OrderWorkflowWorkerVariantsTest {
       assertEquals(CreateOutcome.CREATED, joined.outcome(), "the first call's answer: " + joined);
       assertEquals(1, harness.events(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED), "one update in the run");
       waitFor(() -> orders.createInFlight(req) == null);
-      assertTrue(orders.startCreate(req).started(), "once the call ended, the key's next create is a call of its own");
+      Orders.CreateCall next = orders.startCreate(req);
+      assertTrue(next.started(), "once the call ended, the key's next create is a call of its own");
+      assertEquals(CreateOutcome.REPLAY, next.answer().get(20, TimeUnit.SECONDS).outcome(), "which the run answers REPLAY");
+      assertEquals(2, harness.events(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED));
+    }
+
+    @Test
+    void aCreateTheEngineDoesNotEndIsGivenUpAtTheCommandsDeadline() throws Exception {
+      // no worker polls: the call would never end; at the commands' deadline (1 s here) it is given up,
+      // so the place it holds comes back and the key's next create is a call of its own
+      Orders orders = new Orders(harness.client, SETTINGS, java.time.Duration.ofSeconds(1),
+          java.time.Duration.ofMillis(300), harness.taskQueue);
+      CreateOrder req = new CreateOrder("t1", "user-1", "k1", "sku-1", 1, null);
+      Orders.CreateCall call = orders.startCreate(req);
+      assertThrows(Orders.DeadlineExceeded.class, () -> orders.await(call));
+      waitFor(() -> call.answer().isDone());
+      assertTrue(call.answer().isCompletedExceptionally(), "given up, not answered");
+      assertThrows(Orders.DeadlineExceeded.class, () -> orders.await(call), "a late reader is told the deadline passed");
+      assertNull(orders.createInFlight(req), "no longer in flight here");
     }
 
     /**

@@ -195,7 +195,7 @@ public class OrderResource {
       }
       try {
         call = orders.startCreate(request);
-      } catch (RuntimeException e) {
+      } catch (RuntimeException | Error e) {
         admission.done(caller, false);
         throw e;
       }

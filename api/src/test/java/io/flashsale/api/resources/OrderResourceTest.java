@@ -697,9 +697,27 @@ class OrderResourceTest {
       calls.forEach(c -> c.completeExceptionally(new IllegalStateException("engine call given up")));
       assertError(create(Body.valid().json()), 503, "ENGINE_UNAVAILABLE");
       verify(ORDERS, times(5)).startCreate(any());
+      assertEquals(1, RESOURCE.admission().inFlight(), "only the last call holds a place");
     } finally {
       calls.forEach(c -> c.completeExceptionally(new IllegalStateException("the test ended"))); // the shared bound's places
     }
+  }
+
+  @Test
+  void aRetryWhoseKeysCallIsStillInTheEngineJoinsItAndIsAReplay() {
+    acceptCreates(CreateOutcome.CREATED);
+    OrderView view = new OrderView(ORDER_ID, TENANT, SUBJECT, "sku-1", 1, 1990, OrderStatus.CREATED, 1, ORDER_ID + "/r1");
+    when(ORDERS.createInFlight(any())).thenAnswer(inv -> new Orders.CreateCall("order:wf", inv.getArgument(0),
+        java.util.concurrent.CompletableFuture.completedFuture(new CreateResult(CreateOutcome.CREATED, view, List.of(),
+            "2026-12-07T04:00:00Z")), false));
+    int before = RESOURCE.admission().inFlight();
+    Response r = create(Body.valid().json());
+    assertEquals(200, r.getStatus(), "the first try made the order: this one reads it");
+    JsonNode body = json(r);
+    assertEquals("REPLAY", body.get("outcome").asText());
+    assertEquals(ORDER_ID, body.get("order_id").asText());
+    verify(ORDERS, never()).startCreate(any());
+    assertEquals(before, RESOURCE.admission().inFlight(), "a joined retry takes no place under the bound");
   }
 
   @Test
