@@ -493,8 +493,28 @@ public class OrderResource {
    * 503 OVERLOADED with Retry-After: nothing was written, the same key may be sent again. A create
    * outcome (the source chapter's contract), so JSON with an outcome, not a problem detail.
    */
+  /**
+   * At most this many OVERLOADED refusals wait {@link #REFUSAL_PACE_MILLIS} before they are sent:
+   * a client that ignores Retry-After and sends again at once (a closed loop) then sends a few
+   * refusals per second per connection instead of thousands, which would take the CPU the engine
+   * needs to finish the creates admitted (docs/DESIGN.md §Overload). Past that many, a refusal is
+   * answered at once, so a crowd holds no more threads than this.
+   */
+  static final int PACED_REFUSALS = 64;
+  static final long REFUSAL_PACE_MILLIS = 200;
+  private final java.util.concurrent.Semaphore pacedRefusals = new java.util.concurrent.Semaphore(PACED_REFUSALS);
+
   private Response overloadedAnswer() {
     overloaded.inc();
+    if (pacedRefusals.tryAcquire()) {
+      try {
+        Thread.sleep(REFUSAL_PACE_MILLIS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } finally {
+        pacedRefusals.release();
+      }
+    }
     return Response.status(503).header("Retry-After", "1").type(MediaType.APPLICATION_JSON_TYPE)
         .entity(new OutcomeBody("OVERLOADED", "too many orders in flight; retry with the same key")).build();
   }
