@@ -298,7 +298,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     env.lifecycle().addServerLifecycleListener(server -> {
       exit.serverStarted(server);
       warmUp.run(server); // the connector serves already; "up" and healthy once the hot path is compiled
-      banner(cfg, shown, shownEngine, shownTarget, apiPort, adminPort);
+      banner(cfg, shown, shownEngine, shownTarget, apiPort, adminPort, warmUp.state());
     });
   }
 
@@ -371,11 +371,12 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
   }
 
   private static void banner(FlashsaleConfiguration cfg, LocalStack stack, io.flashsale.launcher.TemporalEngine engine,
-      String temporalTarget, int apiPort, int adminPort) {
+      String temporalTarget, int apiPort, int adminPort, String warmedUp) {
     String api = "http://127.0.0.1:" + apiPort;
     StringBuilder sb = new StringBuilder("\n=== flashsale is up ===\n");
     sb.append("API        ").append(api).append('\n');
     sb.append("admin      http://127.0.0.1:").append(adminPort).append("  (healthcheck, tasks/sku, tasks/reconcile)\n");
+    sb.append("warm-up    ").append(warmedUp).append('\n');
     sb.append("Temporal   ").append(temporalTarget).append("  (").append(engine.configName()).append(", namespace ")
         .append(cfg.temporal.namespace).append(")\n");
     if (stack != null) {

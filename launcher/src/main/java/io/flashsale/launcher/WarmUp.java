@@ -52,6 +52,11 @@ final class WarmUp {
     this.skus = skus;
   }
 
+  /** What the warm-up did (or is doing); the banner shows it. */
+  String state() {
+    return state;
+  }
+
   /** Unhealthy until the warm-up has ended (or was off). */
   HealthCheck check() {
     return new HealthCheck() {
