@@ -53,25 +53,46 @@ final class WrkFigures {
 
   /** The same; {@code label} (e.g. "first minute ") goes before each figure's name. */
   void lightFloors(Map<String, List<Double>> medians, String label) {
+    measure("(apt-get install wrk): no floor and no light-generator sold-out figure", "measure the floors",
+        () -> wrkFloors(medians, label));
+  }
+
+  /** A measurement by wrk: without wrk on the PATH it says so; one that fails is said, and the bench goes on. */
+  private void measure(String withoutWrk, String what, Measurement m) {
     if (!Wrk.onPath()) {
-      report.line("  wrk: not on the PATH (apt-get install wrk): no floor and no light-generator sold-out figure");
+      report.line("  wrk: not on the PATH" + withoutWrk);
       return;
     }
     try {
-      wrkFloors(medians, label);
-    } catch (Exception e) { // a measurement that could not run: said, and the bench goes on
-      report.line("  wrk: could not measure the floors: " + e);
+      m.run();
+    } catch (Exception e) {
+      report.line("  wrk: could not " + what + ": " + e);
     }
   }
 
-  private void wrkFloors(Map<String, List<Double>> medians, String label) throws Exception {
-    HttpJson admin = new HttpJson(adminUrl, null, Duration.ofSeconds(30));
-    String sku = "bench-wrk-" + o.stamp().replace("-", "") + "-" + System.nanoTime() % 100_000;
-    HttpJson.Reply made = admin.post("/tasks/sku?tenant=t1&sku=" + sku + "&total=0&unit_price=1990&per_user_limit=1", null);
+  private interface Measurement {
+    void run() throws Exception;
+  }
+
+  /** A SKU of tenant t1 for one storm, named after {@code prefix} and this bench. */
+  private String newSku(String prefix, int total, int perUserLimit) {
+    String sku = prefix + o.stamp().replace("-", "") + "-" + System.nanoTime() % 100_000;
+    HttpJson.Reply made = new HttpJson(adminUrl, null, Duration.ofSeconds(30)).post("/tasks/sku?tenant=t1&sku=" + sku
+        + "&total=" + total + "&unit_price=1990&per_user_limit=" + perUserLimit, null);
     if (made.status() != 200) throw new IllegalStateException("creating " + sku + ": " + made.status() + " " + made.raw());
+    return sku;
+  }
+
+  /** The storm's distinct buyers (--storm-buyers), one login each. */
+  private List<String> crowd(String prefix) {
+    return io.flashsale.tools.bench.Logins.of(new HttpJson(apiUrl, null, Duration.ofSeconds(30)), "t1",
+        prefix + o.stamp() + "-", o.stormBuyers());
+  }
+
+  private void wrkFloors(Map<String, List<Double>> medians, String label) throws Exception {
+    String sku = newSku("bench-wrk-", 0, 1);
     // a crowd, as in a sale: every request from the next of the storm's distinct buyers
-    java.util.List<String> tokens = io.flashsale.tools.bench.Logins.of(new HttpJson(apiUrl, null, Duration.ofSeconds(30)),
-        "t1", "bench-wrk-" + o.stamp() + "-", o.stormBuyers());
+    List<String> tokens = crowd("bench-wrk-");
     Wrk.Result floor = wrk(label + "floor (wrk GET /ping, admin port)", Wrk.get(adminUrl + "/ping", 200, o.concurrency(),
         WRK_SECONDS), "answer");
     Wrk.Result soldOut = wrk(label + "sold out (wrk POST /orders, 409 SOLD_OUT, " + tokens.size() + " distinct buyers)", Wrk.create(apiUrl, tokens, sku, 409,
@@ -114,25 +135,12 @@ final class WrkFigures {
    * sale whose open orders pile up should. The orders stay, as a sale's would, until they expire.
    */
   void createStorms(Map<String, List<Double>> medians, String label) {
-    if (!Wrk.onPath()) {
-      report.line("  wrk: not on the PATH: no create storms");
-      return;
-    }
-    try {
-      wrkCreateStorms(medians, label);
-    } catch (Exception e) {
-      report.line("  wrk: could not run the create storms: " + e);
-    }
+    measure(": no create storms", "run the create storms", () -> wrkCreateStorms(medians, label));
   }
 
   private void wrkCreateStorms(Map<String, List<Double>> medians, String label) throws Exception {
-    HttpJson admin = new HttpJson(adminUrl, null, Duration.ofSeconds(30));
-    String sku = "bench-storm-" + o.stamp().replace("-", "") + "-" + System.nanoTime() % 100_000;
-    HttpJson.Reply made = admin.post("/tasks/sku?tenant=t1&sku=" + sku
-        + "&total=1000000&unit_price=1990&per_user_limit=1000000", null);
-    if (made.status() != 200) throw new IllegalStateException("creating " + sku + ": " + made.status() + " " + made.raw());
-    List<String> tokens = io.flashsale.tools.bench.Logins.of(new HttpJson(apiUrl, null, Duration.ofSeconds(30)),
-        "t1", "bench-storm-" + o.stamp() + "-", o.stormBuyers());
+    String sku = newSku("bench-storm-", 1_000_000, 1_000_000);
+    List<String> tokens = crowd("bench-storm-");
     List<Double> rates = new ArrayList<>();
     for (int i = 1; i <= CREATE_STORMS; i++) {
       Wrk.Result r = wrk(String.format("%screate storm %d of %d (wrk POST /orders, 201 CREATED, %d distinct buyers, one SKU)",
@@ -178,15 +186,8 @@ final class WrkFigures {
    * PAID once, with one ORDER_PAID event.
    */
   void lightCallbackCopies(int run, Map<String, List<Double>> medians) {
-    if (!Wrk.onPath()) {
-      report.line("  wrk: not on the PATH: no light-generator figure for callback copies");
-      return;
-    }
-    try {
-      wrkCallbackCopies(run, medians);
-    } catch (Exception e) {
-      report.line("  wrk: could not measure the callback copies: " + e);
-    }
+    measure(": no light-generator figure for callback copies", "measure the callback copies",
+        () -> wrkCallbackCopies(run, medians));
   }
 
   private void wrkCallbackCopies(int run, Map<String, List<Double>> medians) throws Exception {

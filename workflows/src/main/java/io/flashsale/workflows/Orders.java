@@ -91,7 +91,11 @@ public final class Orders {
 
   /** The engine call of this request's key still going here, for the same request; or null. */
   public CreateCall createInFlight(CreateOrder req) {
-    CreateCall running = creating.get(WorkflowIds.forScope(req.tenant(), req.subject(), req.requestKey()));
+    return joining(creating.get(WorkflowIds.forScope(req.tenant(), req.subject(), req.requestKey())), req);
+  }
+
+  /** {@code req} joining {@code running} (a call of its key in flight), or null: none, or another payload. */
+  private static CreateCall joining(CreateCall running, CreateOrder req) {
     return running != null && running.request().payload().equals(req.payload())
         ? new CreateCall(running.workflowId(), req, running.answer(), false) : null;
   }
@@ -112,9 +116,8 @@ public final class Orders {
     java.util.concurrent.CompletableFuture<CreateResult> answer = new java.util.concurrent.CompletableFuture<>();
     CreateCall mine = new CreateCall(workflowId, req, answer, true);
     CreateCall running = creating.putIfAbsent(workflowId, mine);
-    if (running != null && running.request().payload().equals(req.payload())) {
-      return new CreateCall(workflowId, req, running.answer(), false);
-    }
+    CreateCall joined = joining(running, req);
+    if (joined != null) return joined;
     // another payload under a key in flight gets its own call, untracked (the run answers it KEY_REUSED or not)
     boolean tracked = running == null;
     java.util.concurrent.atomic.AtomicReference<java.util.concurrent.Future<?>> call =
@@ -143,21 +146,9 @@ public final class Orders {
 
   /** A create's answer within the create deadline; past it DeadlineExceeded, and the call goes on. */
   public CreateResult await(CreateCall c) {
-    try {
-      return c.answer().get(createDeadline.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
-    } catch (java.util.concurrent.TimeoutException e) {
-      throw new DeadlineExceeded("create " + c.workflowId(), createDeadline);
-    } catch (java.util.concurrent.ExecutionException e) {
-      if (e.getCause() instanceof java.util.concurrent.TimeoutException) {
-        throw new DeadlineExceeded("create " + c.workflowId() + " (the engine call)", deadline);
-      }
-      if (e.getCause() instanceof RuntimeException re) throw re;
-      throw new IllegalStateException(e.getCause());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new DeadlineExceeded("create " + c.workflowId(), createDeadline);
-    }
+    return within(c.answer(), "create " + c.workflowId(), createDeadline, () -> { }); // past it, the call goes on
   }
+
 
   /** idempotencyKey (optional) becomes the update id: a client's retry gets the original answer. */
   public CommandResult pay(String workflowId, String idempotencyKey) {
@@ -187,19 +178,31 @@ public final class Orders {
   private <T> T withDeadline(String what, java.time.Duration deadline, java.util.function.Supplier<T> call) {
     // the request's trace context goes along, so the client interceptor's spans are children of its span
     java.util.concurrent.Future<T> f = calls.submit(io.opentelemetry.context.Context.current().wrap(call::get));
+    return within(f, what, deadline, () -> f.cancel(true));
+  }
+
+  /**
+   * An engine call's answer within {@code wait}; past it {@code onTimeout} runs and the caller gets
+   * DeadlineExceeded, as it does for a create's call given up at the commands' deadline.
+   */
+  private <T> T within(java.util.concurrent.Future<T> f, String what, java.time.Duration wait, Runnable onTimeout) {
     try {
-      return f.get(deadline.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+      return f.get(wait.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
     } catch (java.util.concurrent.TimeoutException e) {
-      f.cancel(true);
-      throw new DeadlineExceeded(what, deadline);
+      onTimeout.run();
+      throw new DeadlineExceeded(what, wait);
     } catch (java.util.concurrent.ExecutionException e) {
+      if (e.getCause() instanceof java.util.concurrent.TimeoutException) {
+        throw new DeadlineExceeded(what + " (the engine call)", deadline);
+      }
       if (e.getCause() instanceof RuntimeException re) throw re;
       throw new IllegalStateException(e.getCause());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw new DeadlineExceeded(what, deadline);
+      throw new DeadlineExceeded(what, wait);
     }
   }
+
 
   /**
    * Signal-with-start: a running workflow just gets the signal; an order whose workflow already

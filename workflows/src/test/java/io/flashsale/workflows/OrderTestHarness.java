@@ -73,7 +73,12 @@ final class OrderTestHarness {
 
   /** The API's side of the workflow, starting runs on this engine's queue. */
   Orders orders(OrderSettings settings) {
-    return new Orders(client, settings, java.time.Duration.ofSeconds(10), taskQueue);
+    return orders(settings, java.time.Duration.ofSeconds(10), java.time.Duration.ofSeconds(10));
+  }
+
+  /** With the commands' deadline and a create's own. */
+  Orders orders(OrderSettings settings, java.time.Duration deadline, java.time.Duration createDeadline) {
+    return new Orders(client, settings, deadline, createDeadline, taskQueue);
   }
 
   /** Options for a run of {@link #WF} started by hand. */

@@ -101,13 +101,16 @@ class OrderWorkflowWorkerVariantsTest {
       assertEquals(OrderStatus.CANCELLED, backend.row().status());
     }
 
+    /** A create's deadline the test waits out at once; a buyer's first try with key k1. */
+    private static final java.time.Duration CREATE_DEADLINE = java.time.Duration.ofMillis(300);
+    private static final CreateOrder FIRST_TRY = new CreateOrder("t1", "user-1", "k1", "sku-1", 1, null);
+
     @Test
     void aRetryOfAKeyWhoseCreateIsStillInTheEngineJoinsItsCall() throws Exception {
       // a crowd's buyer answered 503 at the create deadline sends the key again while the engine
       // still has the first call: the retry joins it (the API answers it REPLAY), one update in the run
-      Orders orders = new Orders(harness.client, SETTINGS, java.time.Duration.ofSeconds(10),
-          java.time.Duration.ofMillis(300), harness.taskQueue);
-      CreateOrder req = new CreateOrder("t1", "user-1", "k1", "sku-1", 1, null);
+      Orders orders = harness.orders(SETTINGS, java.time.Duration.ofSeconds(10), CREATE_DEADLINE);
+      CreateOrder req = FIRST_TRY;
       Orders.CreateCall first = orders.startCreate(req);
       assertTrue(first.started());
       assertThrows(Orders.DeadlineExceeded.class, () -> orders.await(first), "no worker polls yet: 503 at the deadline");
@@ -127,15 +130,15 @@ class OrderWorkflowWorkerVariantsTest {
       assertTrue(next.started(), "once the call ended, the key's next create is a call of its own");
       assertEquals(CreateOutcome.REPLAY, next.answer().get(20, TimeUnit.SECONDS).outcome(), "which the run answers REPLAY");
       assertEquals(2, harness.events(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED));
+      harness.recordHistory("wf-create-joined-retry");
     }
 
     @Test
     void aCreateTheEngineDoesNotEndIsGivenUpAtTheCommandsDeadline() throws Exception {
       // no worker polls: the call would never end; at the commands' deadline (1 s here) it is given up,
       // so the place it holds comes back and the key's next create is a call of its own
-      Orders orders = new Orders(harness.client, SETTINGS, java.time.Duration.ofSeconds(1),
-          java.time.Duration.ofMillis(300), harness.taskQueue);
-      CreateOrder req = new CreateOrder("t1", "user-1", "k1", "sku-1", 1, null);
+      Orders orders = harness.orders(SETTINGS, java.time.Duration.ofSeconds(1), CREATE_DEADLINE);
+      CreateOrder req = FIRST_TRY;
       Orders.CreateCall call = orders.startCreate(req);
       assertThrows(Orders.DeadlineExceeded.class, () -> orders.await(call));
       waitFor(() -> call.answer().isDone());
