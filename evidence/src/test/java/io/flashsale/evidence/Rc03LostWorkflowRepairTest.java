@@ -45,7 +45,9 @@ class Rc03LostWorkflowRepairTest {
     ev.note("timeline " + id + ": " + timeline);
     ev.check(timeline.endsWith("[PAYING->UNKNOWN v3 repair: charge answer lost] [UNKNOWN->PAID v4 query]"),
         "the new run took the lost answer as UNKNOWN and converged by query");
-    ev.equal("RUNNING", stack.workflowStatus(workflowId), "the order has a running workflow again");
+    // the repair's run made it PAID and ended (a PAID order's run ends at once): a new run, completed
+    stack.awaitTrue(() -> "COMPLETED".equals(stack.workflowStatus(workflowId)), 15_000, "the repair's run did not end");
+    ev.equal("COMPLETED", stack.workflowStatus(workflowId), "the repair's new run settled the order and completed");
     ev.equal(1, Buyers.chargeRequests(stack.channel, id), "exactly one charge request");
     ev.equal(1L, stack.sql.count("SELECT count(*) FROM outbox WHERE order_id = ?", id), "one ORDER_PAID event");
     stack.recordHistory(id, "rc03-repaired-paying-paid");

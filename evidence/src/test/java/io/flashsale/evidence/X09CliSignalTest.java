@@ -12,9 +12,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * {@code temporal workflow signal --name paymentNotification} with the callback's JSON fields but
  * no operator proof (anyone who reaches the engine) is recorded as REJECTED and the order stays
  * UNKNOWN; the same fields with the proof {@code ./flashsale operator-notice} makes under the
- * admin credential make it PAID with the same rules as the HTTP callback; that signal again is a
- * DUPLICATE; a malformed payload, or none at all, is recorded as REJECTED, not dropped; reconcile
- * is clean and names the order the operator settled.
+ * admin credential make it PAID with the same rules as the HTTP callback; a malformed payload, or
+ * none at all, is recorded as REJECTED, not dropped; once PAID the run has ended, so that signal
+ * again is refused by the engine (the channel's own copy of the charge is answered from the row);
+ * reconcile is clean and names the order the operator settled.
  */
 @Tag("dev-server-only")
 class X09CliSignalTest {
@@ -61,6 +62,16 @@ class X09CliSignalTest {
     ev.equal("UNKNOWN", stack.sql.text("SELECT status FROM orders WHERE order_id = ?", orderId),
         "and the order is still UNKNOWN: reaching the engine settles nothing");
 
+    String malformed = "{\"notify_id\":\"ops-2\",\"kind\":\"CHARGED\",\"amount\":\"lots\"}";
+    ev.equal(0, TemporalCliProcess.run(stack, "workflow", "signal", "--workflow-id", workflowId,
+        "--name", "paymentNotification", "--input", malformed).exit(), "a malformed signal reaches the workflow");
+    ev.equal(0, TemporalCliProcess.run(stack, "workflow", "signal", "--workflow-id", workflowId,
+        "--name", "paymentNotification").exit(), "a signal without any payload reaches the workflow");
+    stack.awaitTrue(() -> stack.sql.count("SELECT count(*) FROM payment_notification WHERE source = 'signal'"
+        + " AND effect IS NOT NULL") == 3, 15_000, "the malformed signals recorded with their effect");
+    ev.equal("UNKNOWN", stack.sql.text("SELECT status FROM orders WHERE order_id = ?", orderId),
+        "and the order is still UNKNOWN");
+
     // the operator: the same fields, proved with the admin credential (./flashsale operator-notice)
     String proof = io.flashsale.domain.OperatorProof.of(stack.wiring.operatorKey(), orderId, "ops-1", "CHARGED", 1990, txn);
     String input = "{\"notify_id\":\"ops-1\",\"kind\":\"CHARGED\",\"amount\":1990,\"txn\":\"" + txn
@@ -74,20 +85,19 @@ class X09CliSignalTest {
     ev.check(stack.sql.timeline(orderId).endsWith("[UNKNOWN->PAID v4 callback ops-1]"),
         "PAID by the signal, through the same transition as a callback");
 
-    ev.equal(0, TemporalCliProcess.run(stack, "workflow", "signal", "--workflow-id", workflowId,
-        "--name", "paymentNotification", "--input", input).exit(), "the same signal again is accepted");
-    String malformed = "{\"notify_id\":\"ops-2\",\"kind\":\"CHARGED\",\"amount\":\"lots\"}";
-    ev.equal(0, TemporalCliProcess.run(stack, "workflow", "signal", "--workflow-id", workflowId,
-        "--name", "paymentNotification", "--input", malformed).exit(), "a malformed signal reaches the workflow");
-    ev.equal(0, TemporalCliProcess.run(stack, "workflow", "signal", "--workflow-id", workflowId,
-        "--name", "paymentNotification").exit(), "a signal without any payload reaches the workflow");
+    // a PAID order's run ends at once (docs/DESIGN.md §Workflow design): the engine refuses a signal to it
+    stack.awaitTrue(() -> "COMPLETED".equals(stack.workflowStatus(workflowId)), 15_000, "the PAID order's run did not end");
+    TemporalCliProcess.Result again = TemporalCliProcess.run(stack, "workflow", "signal", "--workflow-id", workflowId,
+        "--name", "paymentNotification", "--input", input);
+    ev.note("the same signal again → exit " + again.exit() + " " + again.output().strip());
+    ev.check(again.exit() != 0 && again.output().contains("completed"),
+        "the same signal again is refused: the PAID order's run has ended");
     stack.awaitTrue(() -> stack.sql.count("SELECT count(*) FROM payment_notification WHERE source = 'signal'"
-        + " AND effect IS NOT NULL") == 5, 15_000, "five signal arrivals recorded with their effect");
+        + " AND effect IS NOT NULL") == 4, 15_000, "four signal arrivals recorded with their effect");
     Map<String, Integer> effects = stack.sql.histogram(
         "SELECT effect FROM payment_notification WHERE source = 'signal'");
     ev.note("signal arrivals by effect: " + effects);
     ev.equal(1, effects.get("PAID"), "first signal: PAID");
-    ev.equal(1, effects.get("DUPLICATE PAID"), "second identical signal: DUPLICATE PAID");
     ev.check(effects.keySet().stream().anyMatch(e -> e.startsWith("REJECTED amount")),
         "malformed signal recorded as REJECTED with its reason");
     ev.equal(1, effects.get("REJECTED payload is not a JSON object"), "a signal without payload recorded as REJECTED");
@@ -98,7 +108,7 @@ class X09CliSignalTest {
 
     stack.recordHistory(orderId, "x09-cli-signals-paid-duplicate-rejected");
     stack.channel.post("/_callbacks/release", Map.of("merchant_order", orderId, "order", "fifo"));
-    stack.awaitNoticesApplied(6, 15_000);
+    stack.awaitNoticesApplied(5, 15_000);
     Buyers.cancel(buyer, other);
     stack.checkReconcileClean(ev, "reconcile clean");
     // the operator's path skips the callback signature: reconciliation names what it settled

@@ -16,11 +16,14 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * X-29: an operator reads and drives orders with the real temporal CLI's query and update
  * commands. {@code temporal workflow query --name status} answers a CREATED order's state as JSON;
  * {@code temporal workflow update execute --name pay} (no input: pay takes none) makes it PAID
- * through the same validator, handler and transitions as the API, with one charge at the channel;
- * a second pay is refused by the validator, exits non-zero with the refusal, and leaves no trace in
- * the history; {@code --name cancel} cancels another order and its unit comes back; a cancel of the
- * PAID order is refused the same way. The history the CLI shows carries the activities' and timers'
- * summaries, naming the order (docs/DESIGN.md §The operator's CLI, §Readable histories).
+ * through the same validator, handler and transitions as the API, with one charge at the channel,
+ * and its run ends; a second pay or a cancel then finds no run (exit non-zero, no new event: the
+ * API answers such commands from the row). On an order the channel declined, whose run keeps its
+ * late-notice window, a second pay and a cancel are refused by the validator, exit non-zero with
+ * the refusal, and leave no trace in the history; the first pay's update id again gets its first
+ * answer; {@code --name cancel} cancels another order and its unit comes back. The history the CLI
+ * shows carries the activities' and timers' summaries, naming the order (docs/DESIGN.md §The
+ * operator's CLI, §Readable histories).
  */
 @Tag("dev-server-only")
 class X29CliQueryAndUpdateTest {
@@ -37,6 +40,9 @@ class X29CliQueryAndUpdateTest {
     HttpJson buyer = stack.api.login("t1", "user-2901");
     String paid = Buyers.create(buyer, "x29-pay", SKU, 1).text("order_id");
     String cancelled = Buyers.create(buyer, "x29-cancel", SKU, 1).text("order_id");
+    String declined = Buyers.create(buyer, "x29-declined", SKU, 1).text("order_id");
+    Buyers.fault(stack.channel, declined, java.util.Map.of("decline", true));
+    String declinedWf = workflowId(declined);
     String paidWf = workflowId(paid);
     String cancelledWf = workflowId(cancelled);
     ev.note("orders " + paid + " (" + paidWf + ") and " + cancelled + " (" + cancelledWf + "); remaining "
@@ -74,32 +80,49 @@ class X29CliQueryAndUpdateTest {
     ev.equal(1, Buyers.chargeRequests(stack.channel, paid), "one charge request at the channel");
     stack.awaitNoticesApplied(1, 15_000); // the channel's callback: its signal lands before the history is counted
 
-    // 3. a second pay: refused by the validator, no trace in the history
-    List<HistoryEvent> before = Histories.settled(stack, paidWf);
+    // 3. a second pay of the PAID order: its run has ended (a PAID order's run ends at once), so the
+    // engine refuses it and the history is unchanged; the API answers such a pay from the row
+    stack.awaitTrue(() -> "COMPLETED".equals(stack.workflowStatus(paidWf)), 15_000, "the PAID order's run did not end");
+    List<HistoryEvent> paidHistory = Histories.of(stack, paidWf);
     TemporalCliProcess.Result payAgain = cli("workflow", "update", "execute", "--workflow-id", paidWf, "--name", "pay",
         "--update-id", "ops-pay-2");
-    ev.note("a second pay → exit " + payAgain.exit() + "\n" + payAgain.output());
-    ev.check(payAgain.exit() != 0, "the CLI exits non-zero for a refused update");
-    ev.check(payAgain.output().contains("REJECTED"), "and prints the validator's answer (REJECTED)");
-    List<HistoryEvent> after = Histories.of(stack, paidWf);
-    ev.note("history of " + paidWf + ": " + before.size() + " events before the refused pay, " + after.size() + " after");
-    ev.equal(before.size(), after.size(), "the refused pay added no event to the history");
-    ev.equal(List.of("ops-pay-1"), acceptedUpdateIds(after, "pay"), "the only accepted pay is the first one");
+    ev.note("a second pay of the PAID order → exit " + payAgain.exit() + "\n" + payAgain.output());
+    ev.check(payAgain.exit() != 0, "the CLI exits non-zero: the PAID order's run has ended");
+    ev.equal(paidHistory.size(), Histories.of(stack, paidWf).size(), "and the history of the PAID order is unchanged");
+    ev.equal(List.of("ops-pay-1"), acceptedUpdateIds(paidHistory, "pay"), "the only accepted pay is the first one");
     TemporalCliProcess.Result shown = cli("workflow", "show", "--workflow-id", paidWf, "--output", "json");
     ev.equal(0, shown.exit(), "temporal workflow show --output json answers");
     ev.check(shown.output().contains("ops-pay-1") && !shown.output().contains("ops-pay-2"),
         "the CLI's history names the accepted update ops-pay-1, never the refused ops-pay-2");
     ev.equal("PAID", stack.sql.text("SELECT status FROM orders WHERE order_id = ?", paid), "the order stays PAID");
-    ev.note("the accepted pay's identity in the history: " + acceptedIdentities(after, "pay"));
+    ev.note("the accepted pay's identity in the history: " + acceptedIdentities(paidHistory, "pay"));
 
-    // 3b. the first pay's update id again (an operator retrying): the engine answers it from the
-    // history, it is not run again
-    TemporalCliProcess.Result retried = cli("workflow", "update", "execute", "--workflow-id", paidWf, "--name", "pay",
-        "--update-id", "ops-pay-1");
+    // 3b. an order the channel declines: FAILED, its run open for late notices; a second pay is
+    // refused by the validator with no trace, and the first pay's update id again (an operator
+    // retrying) is answered from the history, not run again
+    TemporalCliProcess.Result payDeclined = cli("workflow", "update", "execute", "--workflow-id", declinedWf,
+        "--name", "pay", "--update-id", "ops-pay-3");
+    ev.note("pay of the declined order → exit " + payDeclined.exit() + "\n" + payDeclined.output());
+    ev.check(payDeclined.exit() == 0 && payDeclined.output().contains("FAILED"), "the declined order's pay answers FAILED");
+    stack.awaitStatus(declined, "FAILED", 15_000);
+    stack.awaitNoticesApplied(2, 15_000); // the channel's callbacks: their signals land before the history is counted
+    List<HistoryEvent> before = Histories.settled(stack, declinedWf);
+    TemporalCliProcess.Result refused = cli("workflow", "update", "execute", "--workflow-id", declinedWf,
+        "--name", "pay", "--update-id", "ops-pay-4");
+    ev.note("a second pay of the FAILED order → exit " + refused.exit() + "\n" + refused.output());
+    ev.check(refused.exit() != 0, "the CLI exits non-zero for a refused update");
+    ev.check(refused.output().contains("REJECTED"), "and prints the validator's answer (REJECTED)");
+    List<HistoryEvent> after = Histories.of(stack, declinedWf);
+    ev.note("history of " + declinedWf + ": " + before.size() + " events before the refused pay, " + after.size() + " after");
+    ev.equal(before.size(), after.size(), "the refused pay added no event to the history");
+    ev.equal(List.of("ops-pay-3"), acceptedUpdateIds(after, "pay"), "the only accepted pay is the first one");
+    TemporalCliProcess.Result retried = cli("workflow", "update", "execute", "--workflow-id", declinedWf, "--name", "pay",
+        "--update-id", "ops-pay-3");
     ev.note("the first pay's update id again → exit " + retried.exit() + "\n" + retried.output());
-    ev.check(retried.exit() == 0 && retried.output().contains("PAID"), "a retry with the same --update-id gets the first answer");
-    ev.equal(after.size(), Histories.of(stack, paidWf).size(), "and adds no event");
-    ev.equal(1, Buyers.chargeRequests(stack.channel, paid), "still one charge request");
+    ev.check(retried.exit() == 0 && retried.output().contains("FAILED"), "a retry with the same --update-id gets the first answer");
+    ev.equal(after.size(), Histories.of(stack, declinedWf).size(), "and adds no event");
+    ev.equal(1, Buyers.chargeRequests(stack.channel, declined), "one charge request for the declined order");
+    ev.equal(1, Buyers.chargeRequests(stack.channel, paid), "one charge request for the PAID order");
 
     // 4. cancel another order; its unit comes back
     int remainingBefore = stack.sql.remaining(SKU);
@@ -114,14 +137,20 @@ class X29CliQueryAndUpdateTest {
     ev.equal(remainingBefore + 1, stack.sql.remaining(SKU), "the cancelled order's unit is back in stock");
     ev.equal(0, Buyers.chargeRequests(stack.channel, cancelled), "the cancelled order never reached the channel");
 
-    // 5. a cancel of the PAID order: refused by the validator, no trace
-    int eventsBefore = Histories.settled(stack, paidWf).size();
+    // 5. a cancel of the PAID order finds no run; of the FAILED order, refused by the validator, no trace
     TemporalCliProcess.Result cancelPaid = cli("workflow", "update", "execute", "--workflow-id", paidWf,
         "--name", "cancel", "--update-id", "ops-cancel-paid");
     ev.note("cancel of the PAID order → exit " + cancelPaid.exit() + "\n" + cancelPaid.output());
-    ev.check(cancelPaid.exit() != 0 && cancelPaid.output().contains("REJECTED"), "a cancel of a PAID order is refused");
-    ev.equal(eventsBefore, Histories.of(stack, paidWf).size(), "the refused cancel added no event");
+    ev.check(cancelPaid.exit() != 0, "a cancel of the PAID order is refused: its run has ended");
+    ev.equal(paidHistory.size(), Histories.of(stack, paidWf).size(), "the refused cancel added no event");
     ev.equal("PAID", stack.sql.text("SELECT status FROM orders WHERE order_id = ?", paid), "the order stays PAID");
+    int eventsBefore = Histories.settled(stack, declinedWf).size();
+    TemporalCliProcess.Result cancelFailed = cli("workflow", "update", "execute", "--workflow-id", declinedWf,
+        "--name", "cancel", "--update-id", "ops-cancel-failed");
+    ev.note("cancel of the FAILED order → exit " + cancelFailed.exit() + "\n" + cancelFailed.output());
+    ev.check(cancelFailed.exit() != 0 && cancelFailed.output().contains("REJECTED"), "a cancel of a FAILED order is refused");
+    ev.equal(eventsBefore, Histories.of(stack, declinedWf).size(), "the refused cancel added no event");
+    ev.equal("FAILED", stack.sql.text("SELECT status FROM orders WHERE order_id = ?", declined), "the order stays FAILED");
 
     // 6. the history names what each activity and timer is for
     List<String> summaries = summaries(Histories.of(stack, paidWf));

@@ -68,10 +68,15 @@ final class ChangeIds {
   /**
    * A lean history: the loop keeps one timer per absolute deadline across wake-ups (no cancel and
    * restart with the same deadline), no memo repeats the OrderId search attribute, and a status
-   * change upserts OrderStatus alone.
-   * Removable after 2026-12-02 + longest run lifetime.
+   * change upserts OrderStatus alone. Version 2 (2026-12-07) adds: a PAID order ends its run once
+   * its handlers finish, with no late-notice window ({@link #paidEndsAtOnce}); a run that recorded 1
+   * keeps the window. Version 1 is removable after 2026-12-02, version 2's DEFAULT and 1 after
+   * 2026-12-07, each + longest run lifetime.
    */
   static final String LEAN_HISTORY = "lean-history";
+
+  /** The newest version of {@link #LEAN_HISTORY}: every ask of it names the same maximum. */
+  private static final int LEAN_HISTORY_NEWEST = 2;
 
   /**
    * A run that gives up waiting for its create first takes over the row a lost attempt of it committed.
@@ -96,7 +101,20 @@ final class ChangeIds {
 
   /** This run keeps a lean history ({@link #LEAN_HISTORY}, asked at the order's first status change). */
   static boolean leanHistory() {
-    return Workflow.getVersion(LEAN_HISTORY, Workflow.DEFAULT_VERSION, 1) == 1;
+    return leanHistoryVersion() >= 1;
+  }
+
+  /**
+   * A PAID order ends its run at once ({@link #LEAN_HISTORY} version 2): a later copy of its
+   * success is answered from the row, any other notice starts a new run by signal-with-start. No
+   * marker of its own: the one lean-history already records says which side a run is on.
+   */
+  static boolean paidEndsAtOnce() {
+    return leanHistoryVersion() >= 2;
+  }
+
+  private static int leanHistoryVersion() {
+    return Workflow.getVersion(LEAN_HISTORY, Workflow.DEFAULT_VERSION, LEAN_HISTORY_NEWEST);
   }
 
   /**

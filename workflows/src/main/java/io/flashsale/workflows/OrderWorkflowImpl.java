@@ -276,10 +276,12 @@ public class OrderWorkflowImpl implements OrderWorkflow {
       }
       return false;
     }
-    if (neverReachedTheChannel() && ChangeIds.endsUnchargedAtOnce()) {
-      // the channel never saw this order, so no notice of it is due; one that comes anyway starts
-      // a new run by signal-with-start, which loads the order and applies it (docs/DESIGN.md
-      // §Workflow design, "Late notices")
+    if (neverReachedTheChannel() && ChangeIds.endsUnchargedAtOnce()
+        || order.status() == OrderStatus.PAID && ChangeIds.paidEndsAtOnce()) {
+      // the channel never saw this order, so no notice of it is due; or it is PAID, so a notice of
+      // its charge is a copy, answered from the row at arrival. One that needs the order anyway
+      // starts a new run by signal-with-start, which loads the order and applies it
+      // (docs/DESIGN.md §Workflow design, "Late notices")
       Workflow.await(Workflow::isEveryHandlerFinished);
       return !notices.isEmpty();
     }

@@ -51,12 +51,26 @@ class EventsPerPathTest {
     runToItsEnd("paid", OrderStatus.PAID);
   }
 
+  /**
+   * The channel's notice arrives while the charge is in flight: it waits behind the pay, which
+   * makes the order PAID, and is then applied as a duplicate. (A notice after the reply finds the
+   * run ended and is answered from the row by the API: the engine never sees it.)
+   */
   @Test
-  void paidAndItsNoticeAfterTheReply() throws Exception {
+  void paidWithItsNoticeDuringTheCharge() throws Exception {
+    backend.chargeGate = new java.util.concurrent.CountDownLatch(1);
     OrderWorkflow wf = harness.created(SETTINGS);
-    wf.pay();
+    harness.client.newUntypedWorkflowStub(OrderTestHarness.WF).startUpdate(
+        io.temporal.client.UpdateOptions.<CommandResult>newBuilder().setUpdateName("pay")
+            .setResultClass(CommandResult.class).setWaitForStage(io.temporal.client.WorkflowUpdateStage.ACCEPTED).build());
+    OrderTestHarness.waitFor(() -> backend.count("charge") == 1);
     wf.paymentNotification(new Notice(1, "ntf-1", "CHARGED", 1990, "txn-1"));
-    runToItsEnd("paid-notice-after-reply", OrderStatus.PAID);
+    OrderTestHarness.waitFor(() -> harness.history().stream()
+        .anyMatch(e -> e.getEventType() == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_SIGNALED));
+    backend.chargeGate.countDown();
+    runToItsEnd("paid-notice-during-charge", OrderStatus.PAID);
+    assertEquals(List.of(OrderStatus.CREATED, OrderStatus.PAYING, OrderStatus.PAID), backend.path());
+    assertEquals(1, backend.count("applyNotice"), "the notice applied once, after the pay");
   }
 
   @Test

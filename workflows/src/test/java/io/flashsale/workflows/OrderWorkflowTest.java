@@ -176,20 +176,18 @@ class OrderWorkflowTest {
   }
 
   @Test
-  void aPaidOrderKeepsItsExpiryTimerAcrossThePay() {
+  void aPaidOrderKeepsItsExpiryTimerAcrossThePayAndEndsItsRunAtOnce() {
     OrderWorkflow wf = client.newWorkflowStub(OrderWorkflow.class, WF);
     harness.orders(SETTINGS).create(new CreateOrder("t1", "user-1", "k1", "sku-1", 1, null));
     assertEquals(OrderStatus.PAID, wf.pay().status());
-    wf.paymentNotification(new Notice(1, "ntf-1", "CHARGED", 1990, "txn-1"));
-    waitFor(() -> backend.count("applyNotice") == 1);
-    waitFor(this::aTaskCompletedAfterTheLastSignal); // the task that applied it, with its commands
+    WorkflowStub.fromTyped(wf).getResult(Void.class);
     List<HistoryEvent> events = history();
-    System.out.println("create -> pay -> PAID -> callback: " + events.size() + " events, version markers "
+    System.out.println("create -> pay -> PAID, to the run's end: " + events.size() + " events, version markers "
         + versionMarkers());
-    // the expiry's timer ran through the pay's wake-ups; PAID cancelled it for the late-notice
-    // window, whose timer the duplicate callback keeps
-    assertEquals(2, events(EventType.EVENT_TYPE_TIMER_STARTED), "the expiry and the late-notice window");
-    assertEquals(1, events(EventType.EVENT_TYPE_TIMER_CANCELED));
+    // the expiry's timer ran through the pay's wake-ups; PAID ends the run with no late-notice
+    // window, and a run that ends leaves its timer to the engine (no cancel)
+    assertEquals(1, events(EventType.EVENT_TYPE_TIMER_STARTED), "the expiry's timer alone");
+    assertEquals(0, events(EventType.EVENT_TYPE_TIMER_CANCELED));
     assertEquals(List.of("lean-history"), versionMarkers(), "versions are asked only where their branches differ");
     assertEquals(0, events(EventType.EVENT_TYPE_WORKFLOW_PROPERTIES_MODIFIED));
   }
@@ -204,13 +202,16 @@ class OrderWorkflowTest {
 
   @Test
   void aRefusedPayIsAnsweredByTheValidatorAndLeavesNoHistory() {
+    // a declined order keeps its run for the late-notice window (a PAID one ends at once, and a
+    // command then finds no run: the API answers it from the row)
+    backend.chargeAnswer = io.flashsale.paymentchannel.ChannelResult.DECLINED;
     OrderWorkflow wf = created();
-    assertEquals(OrderStatus.PAID, wf.pay().status());
+    assertEquals(OrderStatus.FAILED, wf.pay().status());
     long acceptedBefore = events(EventType.EVENT_TYPE_WORKFLOW_EXECUTION_UPDATE_ACCEPTED);
     WorkflowUpdateException e = assertThrows(WorkflowUpdateException.class, wf::pay);
     CommandResult answer = CommandResult.refusedBy(e);
     assertNotNull(answer, "the refusal carries the answer: " + e);
-    assertEquals(new CommandResult(CommandOutcome.REJECTED, OrderStatus.PAID, 3), answer);
+    assertEquals(new CommandResult(CommandOutcome.REJECTED, OrderStatus.FAILED, 3), answer);
     // what SDK 1.38 delivers: the validator's ApplicationFailure (type CommandAnsweredByValidator, the
     // answer in its details) arrives wrapped, message only, so refusedBy reads the message. The day
     // an SDK keeps type and details this fails: then the message parse can go (DESIGN.md §Workflow design)
