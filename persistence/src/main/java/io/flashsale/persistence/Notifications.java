@@ -46,6 +46,16 @@ public final class Notifications {
       + " VALUES (?, ?, ?, ?, ?, (SELECT ? || ' ' || status FROM settled), (SELECT now() FROM settled))"
       + " RETURNING id, effect, (SELECT applied FROM earlier)";
 
+  /**
+   * A CHARGED arrival not yet answered, answered now if its order has since been settled with the
+   * charge it reports (the same test as {@link #RECORD_CHARGED}'s, on the arrival's own row).
+   */
+  private static final String ANSWER_NOW_SETTLED = "UPDATE payment_notification p"
+      + " SET effect = ? || ' ' || o.status, applied_at = now() FROM orders o"
+      + " WHERE p.id = ? AND p.effect IS NULL AND p.kind = '" + CHARGED + "' AND o.order_id = p.merchant_order"
+      + " AND o.channel = ? AND o.amount = p.amount AND o.status IN (" + settledStatuses() + ")"
+      + " AND o.charge_txn = p.txn RETURNING p.effect";
+
   private static String settledStatuses() {
     return Arrays.stream(OrderStatus.values()).filter(OrderStatus::isSettledForACharge)
         .map(s -> "'" + s.name() + "'").collect(Collectors.joining(", "));
@@ -119,6 +129,25 @@ public final class Notifications {
         try (ResultSet rs = ps.executeQuery()) {
           rs.next();
           return new Arrival(rs.getLong(1), rs.getString(2), charged && rs.getBoolean(3));
+        }
+      }
+    });
+  }
+
+  /**
+   * The arrival's effect if its order has been settled with the charge it reports since it was
+   * recorded (the run it was meant for ended meanwhile: a PAID order's run ends with its pay), so
+   * it is answered from the row like a copy at arrival; null when the workflow must answer it.
+   */
+  public String answerIfNowSettled(String channel, long arrivalId) {
+    if (!answersCopies.getAsBoolean()) return null;
+    return db.read(c -> {
+      try (PreparedStatement ps = c.prepareStatement(ANSWER_NOW_SETTLED)) {
+        ps.setString(1, Effect.Kind.DUPLICATE.name());
+        ps.setLong(2, arrivalId);
+        ps.setString(3, channel);
+        try (ResultSet rs = ps.executeQuery()) {
+          return rs.next() ? rs.getString(1) : null;
         }
       }
     });

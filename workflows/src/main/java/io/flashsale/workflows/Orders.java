@@ -205,6 +205,20 @@ public final class Orders {
 
 
   /**
+   * A signal to the order's running workflow; false when it has none (its run has ended: a PAID
+   * order's run ends with its pay), so the caller can answer the notice from the row before it
+   * starts a new run with {@link #notify}.
+   */
+  public boolean signalRunning(String workflowId, Notice notice) {
+    try {
+      client.newWorkflowStub(OrderWorkflow.class, workflowId).paymentNotification(notice);
+      return true;
+    } catch (io.temporal.client.WorkflowNotFoundException ended) {
+      return false;
+    }
+  }
+
+  /**
    * Signal-with-start: a running workflow just gets the signal; an order whose workflow already
    * completed gets a new run that loads it from the database and applies the same rules.
    */

@@ -132,9 +132,20 @@ public class CallbackResource {
           merchantOrder, o.channel());
       return Response.ok(new CallbackAck(true, Notifications.UNKNOWN_ORDER, null)).build();
     }
+    Notice notice = new Notice(arrival, notifyId, kind, amount, txn);
     try {
-      orders.notify(o.workflowId(), o.tenant(), o.subject(), o.requestKey(), o.orderId(),
-          new Notice(arrival, notifyId, kind, amount, txn));
+      if (!orders.signalRunning(o.workflowId(), notice)) {
+        // the run ended since the arrival was recorded (a PAID order's run ends with its pay, and
+        // the channel's notice races the reply): the row may answer it now; if not, a new run
+        String effect = notifications.answerIfNowSettled(channel.id(), arrival);
+        if (effect != null) {
+          answeredAtArrival.inc();
+          log.info("order {} callback {} {} answered from the row after its run ended {}: {}", merchantOrder, notifyId,
+              kind, arrival, effect);
+          return Response.ok(new CallbackAck(true, effect, arrival)).build();
+        }
+        orders.notify(o.workflowId(), o.tenant(), o.subject(), o.requestKey(), o.orderId(), notice);
+      }
     } catch (RuntimeException e) {
       notifications.markEffect(arrival, Notifications.NOT_DELIVERED);
       log.error("order {} callback {} could not be signalled", merchantOrder, notifyId, e);

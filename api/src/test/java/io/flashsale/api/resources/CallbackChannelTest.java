@@ -104,7 +104,41 @@ class CallbackChannelTest {
     assertEquals(List.of(), effects(order), "nothing recorded");
   }
 
+  /**
+   * The notice raced the charge's reply: recorded while the order was PAYING, its run ended with
+   * PAID before the signal went out. The row answers it (a PAID order's run ends with its pay); a
+   * notice the row cannot answer still starts a new run.
+   */
+  @Test
+  void aNoticeWhoseRunEndedMeanwhileIsAnsweredFromTheRowWhenItsChargeSettledTheOrder() {
+    String order = order("a", "PAYING", null);
+    org.mockito.Mockito.when(orders.signalRunning(anyString(), any(Notice.class))).thenAnswer(call -> {
+      settle(order, "t-7"); // the pay's answer is applied and the run ends before the signal
+      return false;
+    });
+    byte[] body = body("n-5", order, "CHARGED", "t-7");
+    Response r = resource.receive("a", signedBy(SECRET_A, body), body);
+    assertEquals("DUPLICATE PAID", ((CallbackAck) r.getEntity()).effect());
+    assertEquals(List.of("DUPLICATE PAID"), effects(order));
+    verify(orders, never()).notify(anyString(), anyString(), anyString(), anyString(), anyString(), any(Notice.class));
+
+    byte[] other = body("n-6", order, "CHARGED", "t-8"); // another charge: only a workflow answers it
+    resource.receive("a", signedBy(SECRET_A, other), other);
+    verify(orders, times(1)).notify(anyString(), anyString(), anyString(), anyString(), anyString(), any(Notice.class));
+  }
+
   // ---- rows and requests
+
+  private static void settle(String order, String chargeTxn) {
+    pg.db().inTx(c -> {
+      try (PreparedStatement ps = c.prepareStatement(
+          "UPDATE orders SET status = 'PAID', version = 3, charge_txn = ? WHERE order_id = ?")) {
+        ps.setString(1, chargeTxn);
+        ps.setString(2, order);
+        return ps.executeUpdate();
+      }
+    });
+  }
 
   private static String order(String channel, String status, String chargeTxn) {
     String id = "ord-ch" + NEXT.incrementAndGet();
