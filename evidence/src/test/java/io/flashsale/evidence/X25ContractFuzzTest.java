@@ -82,11 +82,11 @@ class X25ContractFuzzTest {
   /**
    * Floors for the stateful walks, far from both sides. Before the walks kept to the order's
    * operations with a fresh key per create, a slow machine's walks made 6 orders and paid none (CI:
-   * 1 paid). Since: 598 orders, 152 paid in 759 walks beside another experiment; logout on the
-   * shared token makes 0 and 0.
+   * 1 paid). Since: 598 orders, 152 paid in 759 walks beside another experiment, 55 and 13 in a
+   * whole-suite run; logout on the shared token makes 0 and 0.
    */
-  static final int MIN_STATEFUL_ORDERS = 20;
-  static final int MIN_STATEFUL_PAID = 4;
+  static final int MIN_STATEFUL_ORDERS = 10;
+  static final int MIN_STATEFUL_PAID = 3;
   /** 401 answers among the requests that carry the buyer's token (probes without it included). */
   static final int MAX_UNAUTHORIZED_PERCENT = 5;
 
