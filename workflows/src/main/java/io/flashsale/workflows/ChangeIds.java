@@ -3,9 +3,9 @@ package io.flashsale.workflows;
 import io.temporal.workflow.Workflow;
 
 /**
- * The change ids the order workflow asks {@code Workflow.getVersion}, all with versions DEFAULT
- * and 1: a run recorded before a change replays its DEFAULT (old) branch (docs/DESIGN.md
- * §Workflow design, "Versioning").
+ * The change ids the order workflow asks {@code Workflow.getVersion}, with versions DEFAULT and 1
+ * (lean-history also 2): a run recorded before a change replays its DEFAULT (old) branch, one
+ * recorded at 1 its version-1 branch (docs/DESIGN.md §Workflow design, "Versioning").
  *
  * <p>When an id can go: once no run started before the change can still be open. A run started
  * later records the new side, and a continued-as-new run is a new run. So each id is removable

@@ -127,6 +127,20 @@ class CallbackChannelTest {
     verify(orders, times(1)).notify(anyString(), anyString(), anyString(), anyString(), anyString(), any(Notice.class));
   }
 
+  /** The usual case: the order's run is running and takes the signal; no new run, the row answers nothing. */
+  @Test
+  void aNoticeGoesToTheRunningRunAlone() {
+    String order = order("a", "PAYING", null);
+    org.mockito.Mockito.when(orders.signalRunning(anyString(), any(Notice.class))).thenReturn(true);
+    byte[] body = body("n-7", order, "CHARGED", "t-10");
+    Response r = resource.receive("a", signedBy(SECRET_A, body), body);
+    assertEquals(200, r.getStatus());
+    assertNull(((CallbackAck) r.getEntity()).effect(), "the run applies it, so the arrival has no effect yet");
+    verify(orders, times(1)).signalRunning(anyString(), any(Notice.class));
+    verify(orders, never()).notify(anyString(), anyString(), anyString(), anyString(), anyString(), any(Notice.class));
+    assertEquals(java.util.Collections.singletonList(null), effects(order), "one arrival, its effect the run's to record");
+  }
+
   // ---- rows and requests
 
   private static void settle(String order, String chargeTxn) {
