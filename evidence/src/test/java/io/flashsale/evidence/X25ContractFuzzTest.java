@@ -70,6 +70,8 @@ class X25ContractFuzzTest {
   private static final long STATEFUL_SECONDS = Long.getLong("x25.statefulSeconds", 90);
   /** The operations the stateful walks take: an order's life along the document's links. */
   private static final List<String> ORDER_LIFE = List.of("createOrder", "getOrder", "payOrder", "cancelOrder");
+  /** The walks' creates each with a key of its own (x25_hooks.py says why). */
+  private static final Map<String, String> FRESH_REQUEST_KEYS = Map.of("X25_FRESH_REQUEST_KEYS", "1");
   private static final int MAX_RESPONSE_SECONDS = 10;
   private static final String SKIPPED = "GET /orders/{id}/events";
   private static final String TENANT = "t1";
@@ -119,7 +121,7 @@ class X25ContractFuzzTest {
     List<String> budget = List.of("--max-time", String.valueOf(BUDGET_SECONDS));
     List<String> phases = new ArrayList<>(selection);
     phases.addAll(List.of("--phases", "examples,coverage,fuzzing"));
-    Run main = fuzz(st, work, documented, "main", base, buyer.token(), phases, budget, BUDGET_SECONDS + 240);
+    Run main = fuzz(st, work, documented, "main", base, buyer.token(), phases, budget, BUDGET_SECONDS + 240, Map.of());
     // the walks along the document's links (create → get / pay / cancel), on the same token, with their own
     // time and only the order's operations: a walk may start at any selected operation, and the others
     // (login, callbacks, export, list) lead nowhere, so with them a slow machine's walks made 1 paid order
@@ -127,11 +129,12 @@ class X25ContractFuzzTest {
     for (String op : ORDER_LIFE) walks.addAll(List.of("--include-operation-id", op));
     walks.addAll(List.of("--phases", "stateful"));
     Run stateful = fuzz(st, work, documented, "stateful", base, buyer.token(), walks,
-        List.of("--max-time", String.valueOf(STATEFUL_SECONDS)), STATEFUL_SECONDS + 240);
+        List.of("--max-time", String.valueOf(STATEFUL_SECONDS)), STATEFUL_SECONDS + 240,
+        FRESH_REQUEST_KEYS);
     // logout on a throwaway session: its first 204 ends it, the rest are 401 (documented); no
     // --max-time, so each phase runs once, and no stateful phase (logout has no links to walk)
     Run logout = LOGOUT_ON_SHARED_TOKEN ? null : fuzz(st, work, documented, "logout", base, leaving.token(),
-        List.of("--include-operation-id", "logout", "--phases", "examples,coverage,fuzzing"), List.of(), 240);
+        List.of("--include-operation-id", "logout", "--phases", "examples,coverage,fuzzing"), List.of(), 240, Map.of());
     List<Run> runs = logout == null ? List.of(main, stateful) : List.of(main, stateful, logout);
 
     for (Run r : runs) {
@@ -213,7 +216,7 @@ class X25ContractFuzzTest {
       Interactions seen) {}
 
   private static Run fuzz(Path st, Path work, Operations documented, String name, String base, String token, List<String> selection,
-      List<String> budget, long waitSeconds) throws Exception {
+      List<String> budget, long waitSeconds, Map<String, String> hookSettings) throws Exception {
     Path report = work.resolve("report-" + name);
     Path config = Path.of("target", "test-classes", "schemathesis.toml").toAbsolutePath();
     List<String> command = new ArrayList<>(List.of(st.toString(), "--no-color", "--config-file", config.toString(),
@@ -234,8 +237,7 @@ class X25ContractFuzzTest {
     // its workers parse source for Hypothesis' descriptions one at a time (see x25_hooks.py)
     pb.environment().put("PYTHONPATH", Path.of("target", "test-classes", "schemathesis-hooks").toAbsolutePath().toString());
     pb.environment().put("SCHEMATHESIS_HOOKS", "x25_hooks");
-    // the walks' creates each with a key of its own (x25_hooks.py says why)
-    if (name.equals("stateful")) pb.environment().put("X25_FRESH_REQUEST_KEYS", "1");
+    pb.environment().putAll(hookSettings);
     long started = System.nanoTime();
     Process p = pb.start();
     boolean finished;

@@ -54,7 +54,7 @@ public final class Cluster implements AutoCloseable {
   private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
   /**
    * The service's own bound: a JVM that starts its database, workers and API, then warms its hot path
-   * for warmUp.duration (10 s) before its health check passes. Here 19 s idle and 27-51 s beside the
+   * for warmUp.duration (10 s) before its health check passes. Here 19 s idle and 27-56 s beside the
    * whole test suite; a CI machine under the suite went past 90 s.
    */
   private static final Duration SERVICE_START_TIMEOUT = Duration.ofSeconds(180);
