@@ -81,6 +81,7 @@ class SupervisedPostgresTest {
     SupervisedPostgres pg = SupervisedPostgres.start(new SupervisedPostgres.Settings(data, 0, false, true), 0);
     try {
       long killed = pg.pid();
+      await(() -> accepts(pg.jdbcUrl()), 60_000, "the postmaster did not accept connections");
       try (Connection c = DriverManager.getConnection(pg.jdbcUrl()); Statement st = c.createStatement()) {
         st.execute("CREATE TABLE kept (n int)");
         st.execute("INSERT INTO kept VALUES (7)");
@@ -94,6 +95,9 @@ class SupervisedPostgresTest {
       assertEquals(Optional.of(s.pid()), SupervisedPostgres.pidInFile(data), "the one postmaster.pid names");
       HealthCheck.Result up = pg.healthCheck().execute();
       assertTrue(up.isHealthy(), up.toString());
+      // the check follows the postmaster's process; after a SIGKILL it replays its WAL before it listens,
+      // which on a loaded machine outlasts the adoption
+      await(() -> accepts(pg.jdbcUrl()), 60_000, "the adopted postmaster did not accept connections");
       try (Connection c = DriverManager.getConnection(pg.jdbcUrl())) {
         assertEquals(7L, scalar(c, "SELECT n FROM kept"));
       }
@@ -222,6 +226,14 @@ class SupervisedPostgresTest {
     while (!condition.getAsBoolean()) {
       if (System.currentTimeMillis() > deadline) throw new AssertionError(failure + " within " + timeoutMs + " ms");
       Thread.sleep(50);
+    }
+  }
+
+  private static boolean accepts(String jdbcUrl) {
+    try (Connection c = DriverManager.getConnection(jdbcUrl)) {
+      return c.isValid(5);
+    } catch (java.sql.SQLException refused) {
+      return false;
     }
   }
 }
