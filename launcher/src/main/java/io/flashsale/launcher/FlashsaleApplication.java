@@ -293,7 +293,9 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     LocalStack shown = stack;
     io.flashsale.launcher.TemporalEngine shownEngine = engine;
     String shownTarget = temporalTarget;
-    WarmUp warmUp = new WarmUp(cfg.warmUp.duration.toJavaDuration(), tokens, skus);
+    io.flashsale.workflows.WarmUpRuns warmUpRuns = new io.flashsale.workflows.WarmUpRuns(temporal.client(),
+        io.flashsale.workflows.WorkflowIds.TASK_QUEUE);
+    WarmUp warmUp = new WarmUp(cfg.warmUp.duration.toJavaDuration(), tokens, skus, warmUpRuns::touch);
     env.healthChecks().register("warm-up", warmUp.check());
     env.lifecycle().addServerLifecycleListener(server -> {
       exit.serverStarted(server);

@@ -164,7 +164,11 @@ public final class TemporalRuntime implements Managed {
       options = io.temporal.worker.WorkerOptions.newBuilder(options).setLocalActivityWorkerOnly(true).build();
     }
     Worker worker = workers.newWorker(WorkflowIds.TASK_QUEUE, options);
-    if (workflows) worker.registerWorkflowImplementationTypes(OrderWorkflowImpl.class);
+    if (workflows) {
+      // the warm-up's runs go to the orders' queue, so the path a create takes is the one compiled
+      worker.registerWorkflowImplementationTypes(OrderWorkflowImpl.class, io.flashsale.workflows.WarmUpWorkflowImpl.class);
+      worker.registerActivitiesImplementations(new io.flashsale.workflows.WarmUpActivities.Echo());
+    }
     if (activities) {
       // the channel on the orders' queue too: runs started without a channel queue schedule it there
       worker.registerActivitiesImplementations(orders, channel);

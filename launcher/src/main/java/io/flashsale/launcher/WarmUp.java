@@ -22,7 +22,10 @@ import org.slf4j.LoggerFactory;
  * buyer): for {@code duration}, a few loopback clients send creates for a SKU with no stock in a
  * tenant of its own, as a crowd of distinct buyers, through the real connector, so the HTTP stack,
  * authentication, the per-principal state and the sold-out answer are loaded and compiled when the
- * first buyers of a sale arrive. Nothing is ordered: every answer is 409 SOLD_OUT. The {@code
+ * first buyers of a sale arrive. Nothing is ordered: every answer is 409 SOLD_OUT. Before that, a
+ * few clients make up to {@link #ENGINE_RUNS} runs with no effect through the engine, each started
+ * and answered by an update as a create is ({@link io.flashsale.workflows.WarmUpRuns}), so a
+ * create that finds stock meets a compiled engine client and worker too. The {@code
  * warm-up} health check is unhealthy until it ends, so a load balancer sends no buyer to a cold
  * instance; the banner comes after it. Its spans are not sampled (an unsampled
  * {@code traceparent}), so a trace log does not fill with them.
@@ -40,16 +43,30 @@ final class WarmUp {
   /** Answers in a row other than 409: the warm-up is not reaching the sold-out answer, so it stops. */
   static final int GIVE_UP_AFTER = 200;
 
+  /** Engine round trips of the warm-up: about what a first minute's cold create path needed to compile. */
+  static final int ENGINE_RUNS = 200;
+  /** A run not answered within this ends the engine part (no worker knows the type, the engine is away). */
+  static final Duration ENGINE_CALL_BOUND = Duration.ofSeconds(5);
+
+  /** One run with no effect through the engine, numbered {@code n}; throws when it was not answered. */
+  @FunctionalInterface
+  interface EngineCall {
+    void call(int n) throws Exception;
+  }
+
   private final Duration duration;
   private final TokenService tokens;
   private final Skus skus;
+  private final EngineCall engine;
   private volatile String state = "not started";
   private volatile boolean done;
 
-  WarmUp(Duration duration, TokenService tokens, Skus skus) {
+  /** engine: null, the engine path is not warmed (the sold-out path only). */
+  WarmUp(Duration duration, TokenService tokens, Skus skus, EngineCall engine) {
     this.duration = duration;
     this.tokens = tokens;
     this.skus = skus;
+    this.engine = engine;
   }
 
   /** What the warm-up did (or is doing); the banner shows it. */
@@ -84,7 +101,8 @@ final class WarmUp {
         return;
       }
       state = "running for " + duration;
-      state = send(orders);
+      String engineFigures = engine == null ? null : engineRuns();
+      state = send(orders) + (engineFigures == null ? "" : "; " + engineFigures);
       log.info("warm-up: {}", state);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -106,6 +124,59 @@ final class WarmUp {
       return URI.create("http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + sc.getLocalPort() + "/orders");
     }
     return null;
+  }
+
+  /**
+   * Up to {@link #ENGINE_RUNS} runs, {@link #CLIENTS} at a time, for at most {@code duration}; the
+   * first failure or unanswered run ends this part, and the instance still comes up.
+   */
+  String engineRuns() throws InterruptedException {
+    java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicInteger answered = new java.util.concurrent.atomic.AtomicInteger();
+    java.util.concurrent.atomic.AtomicReference<String> stopped = new java.util.concurrent.atomic.AtomicReference<>();
+    long start = System.nanoTime();
+    long end = start + duration.toNanos();
+    List<Thread> clients = new ArrayList<>();
+    for (int c = 0; c < CLIENTS; c++) {
+      Thread t = new Thread(() -> {
+        try (io.opentelemetry.context.Scope ignored = unsampled().makeCurrent()) {
+          for (int n = next.getAndIncrement(); n < ENGINE_RUNS && stopped.get() == null && System.nanoTime() < end;
+              n = next.getAndIncrement()) {
+            try {
+              engine.call(n);
+              answered.incrementAndGet();
+            } catch (InterruptedException e) {
+              return;
+            } catch (Exception e) {
+              stopped.compareAndSet(null, "run " + n + ": " + e);
+            }
+          }
+        }
+      }, "warm-up-engine-" + c);
+      t.setDaemon(true); // a run nobody answers ends at its execution timeout, not this instance's start
+      t.start();
+      clients.add(t);
+    }
+    long bound = end + ENGINE_CALL_BOUND.toNanos();
+    for (Thread t : clients) {
+      long left = bound - System.nanoTime();
+      if (left > 0) t.join(Math.max(1, left / 1_000_000));
+      if (t.isAlive()) stopped.compareAndSet(null, "a run was not answered within " + ENGINE_CALL_BOUND);
+    }
+    String figures = String.format("%d runs with no effect through the engine in %.1f s", answered.get(),
+        (System.nanoTime() - start) / 1e9);
+    if (stopped.get() != null) {
+      log.warn("warm-up: the engine part stopped after {}: {}", figures, stopped.get());
+      return figures + " (stopped: " + stopped.get() + ")";
+    }
+    return figures;
+  }
+
+  /** The engine client's spans get a parent that is not sampled: none is recorded. */
+  private static io.opentelemetry.context.Context unsampled() {
+    return io.opentelemetry.context.Context.root().with(io.opentelemetry.api.trace.Span.wrap(
+        io.opentelemetry.api.trace.SpanContext.create("5".repeat(32), "6".repeat(16),
+            io.opentelemetry.api.trace.TraceFlags.getDefault(), io.opentelemetry.api.trace.TraceState.getDefault())));
   }
 
   private String send(URI orders) throws InterruptedException {

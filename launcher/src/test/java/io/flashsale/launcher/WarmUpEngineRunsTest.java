@@ -1,0 +1,45 @@
+package io.flashsale.launcher;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The warm-up's engine part (docs/DESIGN.md §Warm from the first buyer): it makes its runs and
+ * says how many; an engine that refuses or never answers ends the part within its bound, and the
+ * instance still comes up (the part returns, saying it stopped).
+ */
+class WarmUpEngineRunsTest {
+  @Test
+  void makesEveryRunOnceAndSaysHowMany() throws Exception {
+    Set<Integer> made = ConcurrentHashMap.newKeySet();
+    String said = new WarmUp(Duration.ofSeconds(30), null, null, made::add).engineRuns();
+    assertEquals(WarmUp.ENGINE_RUNS, made.size(), said);
+    assertTrue(made.stream().allMatch(n -> n >= 0 && n < WarmUp.ENGINE_RUNS), "each run numbered once");
+    assertTrue(said.startsWith(WarmUp.ENGINE_RUNS + " runs with no effect through the engine in ") && !said.contains("stopped"), said);
+  }
+
+  @Test
+  void aRefusalEndsThePart() throws Exception {
+    String said = new WarmUp(Duration.ofSeconds(30), null, null, n -> {
+      throw new IllegalStateException("unknown workflow type");
+    }).engineRuns();
+    assertTrue(said.startsWith("0 runs") && said.contains("stopped: run ") && said.contains("unknown workflow type"), said);
+  }
+
+  @Test
+  void aRunNeverAnsweredEndsThePartWithinItsBound() throws Exception {
+    CountDownLatch never = new CountDownLatch(1);
+    long start = System.nanoTime();
+    String said = new WarmUp(Duration.ofSeconds(1), null, null, n -> never.await()).engineRuns();
+    double seconds = (System.nanoTime() - start) / 1e9;
+    assertTrue(said.contains("stopped: a run was not answered within " + WarmUp.ENGINE_CALL_BOUND), said);
+    // the duration plus the bound, with room for a loaded machine; not a speed check: without the bound it never returns
+    assertTrue(seconds < 1 + WarmUp.ENGINE_CALL_BOUND.toSeconds() + 10, seconds + " s");
+  }
+}

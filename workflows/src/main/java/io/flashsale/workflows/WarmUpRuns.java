@@ -1,0 +1,49 @@
+package io.flashsale.workflows;
+
+import io.temporal.api.enums.v1.WorkflowIdConflictPolicy;
+import io.temporal.client.UpdateOptions;
+import io.temporal.client.WithStartWorkflowOperation;
+import io.temporal.client.WorkflowClient;
+import io.temporal.client.WorkflowOptions;
+import io.temporal.client.WorkflowUpdateStage;
+import java.time.Duration;
+import java.util.UUID;
+
+/**
+ * Makes {@link WarmUpWorkflow} runs on the orders' task queue, each started and answered by one
+ * update-with-start as a create is. Ids are {@code warm-up-<this instance's tag>-<n>}; a run not
+ * picked up (no worker that knows the type) ends at its execution timeout.
+ */
+public final class WarmUpRuns {
+  /** Longer than a warm-up; short enough that a run nobody took does not linger. */
+  static final Duration EXECUTION_TIMEOUT = Duration.ofMinutes(1);
+
+  private final WorkflowClient client;
+  private final String taskQueue;
+  private final String prefix = "warm-up-" + UUID.randomUUID().toString().substring(0, 8) + "-";
+
+  public WarmUpRuns(WorkflowClient client, String taskQueue) {
+    this.client = client;
+    this.taskQueue = taskQueue;
+  }
+
+  /** The id of run {@code n} made here. */
+  public String workflowId(int n) {
+    return prefix + n;
+  }
+
+  /** Run {@code n}: returns once its update is answered; throws what the engine refused. */
+  public void touch(int n) {
+    WarmUpWorkflow wf = client.newWorkflowStub(WarmUpWorkflow.class, WorkflowOptions.newBuilder()
+        .setWorkflowId(workflowId(n))
+        .setTaskQueue(taskQueue)
+        .setWorkflowExecutionTimeout(EXECUTION_TIMEOUT)
+        .setWorkflowIdConflictPolicy(WorkflowIdConflictPolicy.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING)
+        .build());
+    String token = String.valueOf(n);
+    String echoed = WorkflowClient.executeUpdateWithStart(wf::touch, token,
+        UpdateOptions.<String>newBuilder().setWaitForStage(WorkflowUpdateStage.COMPLETED).build(),
+        new WithStartWorkflowOperation<>(wf::run));
+    if (!token.equals(echoed)) throw new IllegalStateException("warm-up run " + n + " answered " + echoed);
+  }
+}
