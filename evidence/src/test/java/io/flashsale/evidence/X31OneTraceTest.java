@@ -67,9 +67,12 @@ class X31OneTraceTest {
       JsonNode paid = post(buyer, "/orders/" + id + "/pay", null, traceparent(trace, payParent));
       ev.equal("PAID", paid.path("status").asText(), "order " + id + " PAID");
 
-      // the run's span ends with the run: after the late-notice window
+      // the run's span ends with the run; each log is written in batches (docs/DESIGN.md §Tracing),
+      // so the API's pay span is awaited too
       stack.awaitTrue(() -> spans(logLines(worker)).stream().anyMatch(s -> s.name().equals("RunWorkflow:OrderWorkflow")
           && s.trace().equals(trace)), 60_000, "the workflow run's span never reached the worker's log");
+      stack.awaitTrue(() -> spans(api.lines()).stream().anyMatch(s -> s.name().equals("POST /orders/{id}/pay")
+          && s.trace().equals(trace)), 30_000, "the pay request's span never reached the API's log");
 
       List<String> apiLines = api.lines();
       List<String> workerLines = logLines(worker);

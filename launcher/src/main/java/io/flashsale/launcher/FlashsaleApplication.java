@@ -293,9 +293,14 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     LocalStack shown = stack;
     io.flashsale.launcher.TemporalEngine shownEngine = engine;
     String shownTarget = temporalTarget;
-    io.flashsale.workflows.WarmUpRuns warmUpRuns = new io.flashsale.workflows.WarmUpRuns(temporal.client(),
-        io.flashsale.workflows.WorkflowIds.TASK_QUEUE);
-    WarmUp warmUp = new WarmUp(cfg.warmUp.duration.toJavaDuration(), tokens, skus, warmUpRuns::touch);
+    // the engine part only where this process runs the order workflows: its worker is what it warms
+    WarmUp.EngineCall engineWarmUp = null;
+    if (cfg.worker && cfg.workerWorkflows && !cfg.warmUp.duration.toJavaDuration().isZero()) {
+      io.flashsale.workflows.WarmUpRuns runs = new io.flashsale.workflows.WarmUpRuns(temporal.client());
+      temporal.registerWarmUpWorker(runs.taskQueue(), TemporalRuntime.workerOptions(cfg.database.maxPoolSize, cfg.temporal));
+      engineWarmUp = runs::touch;
+    }
+    WarmUp warmUp = new WarmUp(cfg.warmUp.duration.toJavaDuration(), tokens, skus, engineWarmUp);
     env.healthChecks().register("warm-up", warmUp.check());
     env.lifecycle().addServerLifecycleListener(server -> {
       exit.serverStarted(server);

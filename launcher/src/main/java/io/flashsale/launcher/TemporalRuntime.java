@@ -164,11 +164,7 @@ public final class TemporalRuntime implements Managed {
       options = io.temporal.worker.WorkerOptions.newBuilder(options).setLocalActivityWorkerOnly(true).build();
     }
     Worker worker = workers.newWorker(WorkflowIds.TASK_QUEUE, options);
-    if (workflows) {
-      // the warm-up's runs go to the orders' queue, so the path a create takes is the one compiled
-      worker.registerWorkflowImplementationTypes(OrderWorkflowImpl.class, io.flashsale.workflows.WarmUpWorkflowImpl.class);
-      worker.registerActivitiesImplementations(new io.flashsale.workflows.WarmUpActivities.Echo());
-    }
+    if (workflows) worker.registerWorkflowImplementationTypes(OrderWorkflowImpl.class);
     if (activities) {
       // the channel on the orders' queue too: runs started without a channel queue schedule it there
       worker.registerActivitiesImplementations(orders, channel);
@@ -176,6 +172,17 @@ public final class TemporalRuntime implements Managed {
     } else if (workflows) {
       worker.registerActivitiesImplementations(orders);
     }
+  }
+
+  /**
+   * The warm-up's runs on this instance's own queue (docs/DESIGN.md §Warm from the first buyer),
+   * with the orders' worker options: the same SDK code a create meets, and no run for another process.
+   */
+  public void registerWarmUpWorker(String queue, io.temporal.worker.WorkerOptions orderOptions) {
+    Worker worker = workers.newWorker(queue,
+        io.temporal.worker.WorkerOptions.newBuilder(orderOptions).setLocalActivityWorkerOnly(true).build());
+    worker.registerWorkflowImplementationTypes(io.flashsale.workflows.WarmUpWorkflowImpl.class);
+    worker.registerActivitiesImplementations(new io.flashsale.workflows.WarmUpActivities.Echo());
   }
 
   /**

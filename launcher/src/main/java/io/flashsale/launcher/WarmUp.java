@@ -128,20 +128,25 @@ final class WarmUp {
 
   /**
    * Up to {@link #ENGINE_RUNS} runs, {@link #CLIENTS} at a time, for at most {@code duration}; the
-   * first failure or unanswered run ends this part, and the instance still comes up.
+   * first failure, or a run not answered within {@link #ENGINE_CALL_BOUND}, ends this part (a
+   * watchdog here reads each client's call start), and the instance still comes up.
    */
   String engineRuns() throws InterruptedException {
     java.util.concurrent.atomic.AtomicInteger next = new java.util.concurrent.atomic.AtomicInteger();
     java.util.concurrent.atomic.AtomicInteger answered = new java.util.concurrent.atomic.AtomicInteger();
     java.util.concurrent.atomic.AtomicReference<String> stopped = new java.util.concurrent.atomic.AtomicReference<>();
+    // per client: when its call in flight started (nanoTime), 0 when it has none
+    java.util.concurrent.atomic.AtomicLongArray callStarted = new java.util.concurrent.atomic.AtomicLongArray(CLIENTS);
     long start = System.nanoTime();
     long end = start + duration.toNanos();
     List<Thread> clients = new ArrayList<>();
     for (int c = 0; c < CLIENTS; c++) {
+      int client = c;
       Thread t = new Thread(() -> {
         try (io.opentelemetry.context.Scope ignored = unsampled().makeCurrent()) {
           for (int n = next.getAndIncrement(); n < ENGINE_RUNS && stopped.get() == null && System.nanoTime() < end;
               n = next.getAndIncrement()) {
+            callStarted.set(client, System.nanoTime());
             try {
               engine.call(n);
               answered.incrementAndGet();
@@ -149,20 +154,27 @@ final class WarmUp {
               return;
             } catch (Exception e) {
               stopped.compareAndSet(null, "run " + n + ": " + e);
+            } finally {
+              callStarted.set(client, 0);
             }
           }
         }
       }, "warm-up-engine-" + c);
-      t.setDaemon(true); // a run nobody answers ends at its execution timeout, not this instance's start
+      t.setDaemon(true); // a call given up on here ends with the SDK's own deadline, not this instance's start
       t.start();
       clients.add(t);
     }
-    long bound = end + ENGINE_CALL_BOUND.toNanos();
-    for (Thread t : clients) {
-      long left = bound - System.nanoTime();
-      if (left > 0) t.join(Math.max(1, left / 1_000_000));
-      if (t.isAlive()) stopped.compareAndSet(null, "a run was not answered within " + ENGINE_CALL_BOUND);
+    while (clients.stream().anyMatch(Thread::isAlive) && stopped.get() == null) {
+      Thread.sleep(20);
+      long now = System.nanoTime();
+      for (int c = 0; c < CLIENTS; c++) {
+        long began = callStarted.get(c);
+        if (began != 0 && now - began > ENGINE_CALL_BOUND.toNanos()) {
+          stopped.compareAndSet(null, "a run was not answered within " + ENGINE_CALL_BOUND);
+        }
+      }
     }
+    if (stopped.get() != null) clients.forEach(Thread::interrupt);
     String figures = String.format("%d runs with no effect through the engine in %.1f s", answered.get(),
         (System.nanoTime() - start) / 1e9);
     if (stopped.get() != null) {

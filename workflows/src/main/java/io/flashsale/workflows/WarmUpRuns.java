@@ -10,26 +10,38 @@ import java.time.Duration;
 import java.util.UUID;
 
 /**
- * Makes {@link WarmUpWorkflow} runs on the orders' task queue, each started and answered by one
- * update-with-start as a create is. Ids are {@code warm-up-<this instance's tag>-<n>}; a run not
- * picked up (no worker that knows the type) ends at its execution timeout.
+ * Makes {@link WarmUpWorkflow} runs, each started and answered by one update-with-start as a create
+ * is, on a task queue of this instance's own ({@code flashsale-warm-up-<tag>}), polled by a worker
+ * of this process with the orders' worker options: the runs compile the same client and worker
+ * code as a create, and no other process (another instance, an older build during a deploy) ever
+ * gets one. Ids are {@code warm-up-<tag>-<n>}; a run not picked up ends at its execution timeout.
  */
 public final class WarmUpRuns {
   /** Longer than a warm-up; short enough that a run nobody took does not linger. */
   static final Duration EXECUTION_TIMEOUT = Duration.ofMinutes(1);
 
   private final WorkflowClient client;
+  private final String tag = UUID.randomUUID().toString().substring(0, 8);
   private final String taskQueue;
-  private final String prefix = "warm-up-" + UUID.randomUUID().toString().substring(0, 8) + "-";
 
-  public WarmUpRuns(WorkflowClient client, String taskQueue) {
+  public WarmUpRuns(WorkflowClient client) {
+    this(client, "flashsale-warm-up-");
+  }
+
+  /** queuePrefix: the tag is added to it. */
+  public WarmUpRuns(WorkflowClient client, String queuePrefix) {
     this.client = client;
-    this.taskQueue = taskQueue;
+    this.taskQueue = queuePrefix + tag;
+  }
+
+  /** This instance's queue: a worker of this process polls it with {@link WarmUpWorkflowImpl} and its echo. */
+  public String taskQueue() {
+    return taskQueue;
   }
 
   /** The id of run {@code n} made here. */
   public String workflowId(int n) {
-    return prefix + n;
+    return "warm-up-" + tag + "-" + n;
   }
 
   /** Run {@code n}: returns once its update is answered; throws what the engine refused. */

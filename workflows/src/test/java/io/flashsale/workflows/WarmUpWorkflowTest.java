@@ -8,29 +8,35 @@ import io.temporal.api.enums.v1.WorkflowExecutionStatus;
 import io.temporal.api.history.v1.HistoryEvent;
 import io.temporal.client.WorkflowClient;
 import io.temporal.client.WorkflowStub;
-import io.temporal.testing.TestWorkflowExtension;
+import io.temporal.testing.TestWorkflowEnvironment;
 import io.temporal.worker.Worker;
 import java.util.Set;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * An instance's warm-up run (docs/DESIGN.md §Warm from the first buyer): one update-with-start
  * answers it and it ends, with nothing but its own local activity's marker in between, so it makes
  * no order, schedules no activity on any queue and leaves no run open. A run nobody answers is
- * WarmUp's to bound (launcher's WarmUpTest).
+ * WarmUp's to bound (launcher's WarmUpEngineRunsTest).
  */
 class WarmUpWorkflowTest {
-  @RegisterExtension
-  static final TestWorkflowExtension engine = TestWorkflowExtension.newBuilder()
-      .registerWorkflowImplementationTypes(WarmUpWorkflowImpl.class)
-      .setActivityImplementations(new WarmUpActivities.Echo())
-      .build();
-
   @Test
-  void oneUpdateStartsAnswersAndEndsTheRun(WorkflowClient client, Worker worker) {
-    WarmUpRuns runs = new WarmUpRuns(client, worker.getTaskQueue());
+  void oneUpdateStartsAnswersAndEndsTheRun() {
+    try (TestWorkflowEnvironment env = TestWorkflowEnvironment.newInstance()) {
+      WorkflowClient client = env.getWorkflowClient();
+      WarmUpRuns runs = new WarmUpRuns(client);
+      assertTrue(runs.taskQueue().matches("flashsale-warm-up-[0-9a-f]{8}"), runs.taskQueue());
+      // the instance's own queue, polled as the service polls it: the warm-up worker and nothing else
+      Worker worker = env.newWorker(runs.taskQueue());
+      worker.registerWorkflowImplementationTypes(WarmUpWorkflowImpl.class);
+      worker.registerActivitiesImplementations(new WarmUpActivities.Echo());
+      env.start();
+      made(client, runs);
+    }
+  }
+
+  private static void made(WorkflowClient client, WarmUpRuns runs) {
     runs.touch(7);
     runs.touch(8);
     for (int n : new int[] {7, 8}) {

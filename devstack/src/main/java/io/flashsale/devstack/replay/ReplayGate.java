@@ -143,12 +143,9 @@ public final class ReplayGate {
   /** Null: the SDK's default converter (clear payloads only). */
   private io.temporal.common.converter.DataConverter dataConverter;
 
-  /**
-   * The gate for the current order workflow, {@link OrderWorkflowImpl}, and the warm-up's runs
-   * (so a query that lists them too replays them rather than failing on an unknown type).
-   */
+  /** The gate for the current order workflow, {@link OrderWorkflowImpl}. */
   public ReplayGate() {
-    this(OrderWorkflowImpl.class, io.flashsale.workflows.WarmUpWorkflowImpl.class);
+    this(OrderWorkflowImpl.class);
   }
 
   /** The gate for the given workflow implementation(s): the code the histories must replay on. */
