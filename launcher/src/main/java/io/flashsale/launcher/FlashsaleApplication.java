@@ -295,12 +295,15 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     String shownTarget = temporalTarget;
     // the engine part only where this process runs the order workflows: its worker is what it warms
     WarmUp.EngineCall engineWarmUp = null;
+    Runnable afterWarmUp = () -> { };
     if (cfg.worker && cfg.workerWorkflows && !cfg.warmUp.duration.toJavaDuration().isZero()) {
       io.flashsale.workflows.WarmUpRuns runs = new io.flashsale.workflows.WarmUpRuns(temporal.client());
-      temporal.registerWarmUpWorker(runs.taskQueue(), TemporalRuntime.workerOptions(cfg.database.maxPoolSize, cfg.temporal));
+      io.temporal.worker.Worker warmUpWorker = temporal.registerWarmUpWorker(runs.taskQueue(),
+          TemporalRuntime.workerOptions(cfg.database.maxPoolSize, cfg.temporal));
       engineWarmUp = runs::touch;
+      afterWarmUp = warmUpWorker::suspendPolling; // its queue gets no run after the warm-up
     }
-    WarmUp warmUp = new WarmUp(cfg.warmUp.duration.toJavaDuration(), tokens, skus, engineWarmUp);
+    WarmUp warmUp = new WarmUp(cfg.warmUp.duration.toJavaDuration(), tokens, skus, engineWarmUp, afterWarmUp);
     env.healthChecks().register("warm-up", warmUp.check());
     env.lifecycle().addServerLifecycleListener(server -> {
       exit.serverStarted(server);

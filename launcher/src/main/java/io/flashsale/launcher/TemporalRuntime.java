@@ -178,11 +178,13 @@ public final class TemporalRuntime implements Managed {
    * The warm-up's runs on this instance's own queue (docs/DESIGN.md §Warm from the first buyer),
    * with the orders' worker options: the same SDK code a create meets, and no run for another process.
    */
-  public void registerWarmUpWorker(String queue, io.temporal.worker.WorkerOptions orderOptions) {
-    Worker worker = workers.newWorker(queue,
-        io.temporal.worker.WorkerOptions.newBuilder(orderOptions).setLocalActivityWorkerOnly(true).build());
+  public Worker registerWarmUpWorker(String queue, io.temporal.worker.WorkerOptions orderOptions) {
+    // two pollers for the warm-up's four clients; the caller suspends them once the warm-up ended
+    Worker worker = workers.newWorker(queue, io.temporal.worker.WorkerOptions.newBuilder(orderOptions)
+        .setLocalActivityWorkerOnly(true).setMaxConcurrentWorkflowTaskPollers(2).build());
     worker.registerWorkflowImplementationTypes(io.flashsale.workflows.WarmUpWorkflowImpl.class);
     worker.registerActivitiesImplementations(new io.flashsale.workflows.WarmUpActivities.Echo());
+    return worker;
   }
 
   /**

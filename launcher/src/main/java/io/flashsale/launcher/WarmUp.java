@@ -58,15 +58,22 @@ final class WarmUp {
   private final TokenService tokens;
   private final Skus skus;
   private final EngineCall engine;
+  private final Runnable afterwards;
   private volatile String state = "not started";
   private volatile boolean done;
 
   /** engine: null, the engine path is not warmed (the sold-out path only). */
   WarmUp(Duration duration, TokenService tokens, Skus skus, EngineCall engine) {
+    this(duration, tokens, skus, engine, () -> { });
+  }
+
+  /** afterwards: run once the warm-up ended, whatever it did (the warm-up worker stops polling). */
+  WarmUp(Duration duration, TokenService tokens, Skus skus, EngineCall engine, Runnable afterwards) {
     this.duration = duration;
     this.tokens = tokens;
     this.skus = skus;
     this.engine = engine;
+    this.afterwards = afterwards;
   }
 
   /** What the warm-up did (or is doing); the banner shows it. */
@@ -111,6 +118,11 @@ final class WarmUp {
       state = "could not run: " + e;
       log.warn("warm-up could not run; the instance starts cold: {}", e.toString());
     } finally {
+      try {
+        afterwards.run();
+      } catch (RuntimeException e) {
+        log.warn("warm-up: could not end its worker's polling: {}", e.toString());
+      }
       done = true;
     }
   }
@@ -152,7 +164,7 @@ final class WarmUp {
               answered.incrementAndGet();
             } catch (InterruptedException e) {
               return;
-            } catch (Exception e) {
+            } catch (Exception | Error e) { // an Error too: the part says it stopped, not "N runs"
               stopped.compareAndSet(null, "run " + n + ": " + e);
             } finally {
               callStarted.set(client, 0);

@@ -26,4 +26,22 @@ class SdkMetricsTest {
       assertTrue(!jvm.isEmpty() && !jvm.contains("update_name"), jvm);
     }
   }
+
+  @Test
+  void everyInstancesWarmUpQueueIsOneSeries() throws Exception {
+    try (SdkMetrics metrics = new SdkMetrics()) {
+      for (String queue : new String[] {"flashsale-warm-up-1a2b3c4d", "flashsale-warm-up-5e6f7a8b", "flashsale-orders"}) {
+        metrics.scope().tagged(Map.of(SdkMetrics.TASK_QUEUE, queue)).counter("temporal_workflow_completed").inc(1);
+      }
+      String text = "";
+      for (long until = System.nanoTime() + 10_000_000_000L; System.nanoTime() < until; Thread.sleep(100)) {
+        text = metrics.scrape();
+        if (text.contains("flashsale-orders")) break;
+      }
+      java.util.List<String> lines = text.lines().filter(l -> l.startsWith("temporal_workflow_completed")).toList();
+      assertTrue(lines.stream().anyMatch(l -> l.contains("task_queue=\"flashsale-warm-up\"") && l.trim().endsWith(" 2.0")), lines.toString());
+      assertTrue(lines.stream().noneMatch(l -> l.contains("flashsale-warm-up-")), "no per-instance tag: " + lines);
+      assertTrue(lines.stream().anyMatch(l -> l.contains("task_queue=\"flashsale-orders\"")), lines.toString());
+    }
+  }
 }
