@@ -54,15 +54,26 @@ class ThreadCpuTest {
   @Test
   void aBusyThreadsCpuIsFoundUnderItsKind() throws Exception {
     ThreadCpu.Sample start = ThreadCpu.sample();
+    // the thread spins until it has used 100 ms of CPU by its own count, then stays alive until
+    // the second sample is read: what it used does not depend on how busy the machine is
+    java.util.concurrent.CountDownLatch spun = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch sampled = new java.util.concurrent.CountDownLatch(1);
     Thread busy = new Thread(() -> {
-      long until = System.nanoTime() + 400_000_000L;
+      java.lang.management.ThreadMXBean mx = java.lang.management.ManagementFactory.getThreadMXBean();
       long x = 0;
-      while (System.nanoTime() < until) x += System.identityHashCode(new Object());
+      while (mx.getCurrentThreadCpuTime() < 100_000_000L) x += System.identityHashCode(new Object());
       if (x == 42) System.out.print("");
+      spun.countDown();
+      try {
+        sampled.await();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     }, "dw-busy");
     busy.start();
-    Thread.sleep(300); // read while it is alive, so its CPU is under its own name
+    spun.await(); // read while it is alive, so its CPU is under its own name
     ThreadCpu.Sample end = ThreadCpu.sample();
+    sampled.countDown();
     busy.join();
 
     double http = ThreadCpu.between(start, end).getOrDefault("HTTP (Jetty)", 0.0);
