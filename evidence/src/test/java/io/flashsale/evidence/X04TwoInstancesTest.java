@@ -110,6 +110,11 @@ class X04TwoInstancesTest {
         "B's warm-up ran the engine path too (runs answered through update-with-start): "
             + (engine.find(0) ? engine.group(0) : "no such part in its banner"));
     if (engine.find(0) && engine.group(2) != null) ev.note("B's engine part stopped early: " + engine.group(2));
+    java.util.regex.Matcher replays = java.util.regex.Pattern
+        .compile("; (\\d+) order histories replayed in [0-9.]+ s( \\(stopped[^)]*\\))?").matcher(banner);
+    ev.check(replays.find() && Long.parseLong(replays.group(1)) > 0 && replays.group(2) == null,
+        "B's warm-up replayed the order workflow's recorded histories, none refused: "
+            + (replays.find(0) ? replays.group(0) : "no such part in its banner"));
     ev.equal(0L, stack.sql.count("SELECT count(*) FROM orders WHERE tenant = 'flashsale-warm-up'"), "the warm-up made no order");
     HttpJson.Reply health = new HttpJson("http://127.0.0.1:" + adminPort, null).get("/healthcheck");
     ev.check(health.body().path("warm-up").path("healthy").asBoolean(false),

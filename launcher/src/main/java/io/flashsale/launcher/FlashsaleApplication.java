@@ -295,15 +295,18 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     String shownTarget = temporalTarget;
     // the engine part only where this process runs the order workflows: its worker is what it warms
     WarmUp.EngineCall engineWarmUp = null;
+    WarmUp.EngineCall replayWarmUp = null;
     Runnable afterWarmUp = () -> { };
     if (cfg.worker && cfg.workerWorkflows && !cfg.warmUp.duration.toJavaDuration().isZero()) {
       io.flashsale.workflows.WarmUpRuns runs = new io.flashsale.workflows.WarmUpRuns(temporal.client());
       io.temporal.worker.Worker warmUpWorker = temporal.registerWarmUpWorker(runs.taskQueue(),
           TemporalRuntime.workerOptions(cfg.database.maxPoolSize, cfg.temporal));
       engineWarmUp = runs::touch;
+      replayWarmUp = new io.flashsale.workflows.WarmUpReplays(temporal.ordersWorker())::replay;
       afterWarmUp = warmUpWorker::suspendPolling; // its queue gets no run after the warm-up
     }
-    WarmUp warmUp = new WarmUp(cfg.warmUp.duration.toJavaDuration(), tokens, skus, engineWarmUp, afterWarmUp);
+    WarmUp warmUp = new WarmUp(cfg.warmUp.duration.toJavaDuration(), tokens, skus, engineWarmUp, afterWarmUp)
+        .replaying(replayWarmUp);
     env.healthChecks().register("warm-up", warmUp.check());
     env.lifecycle().addServerLifecycleListener(server -> {
       exit.serverStarted(server);

@@ -25,7 +25,8 @@ import org.slf4j.LoggerFactory;
  * first buyers of a sale arrive. Nothing is ordered: every answer is 409 SOLD_OUT. Before that, a
  * few clients make up to {@link #ENGINE_RUNS} runs with no effect through the engine, each started
  * and answered by an update as a create is ({@link io.flashsale.workflows.WarmUpRuns}), so a
- * create that finds stock meets a compiled engine client and worker too. The {@code
+ * create that finds stock meets a compiled engine client and worker too, and the order workflow's own
+ * code replays recorded histories ({@link io.flashsale.workflows.WarmUpReplays}). The {@code
  * warm-up} health check is unhealthy until it ends, so a load balancer sends no buyer to a cold
  * instance; the banner comes after it. Its spans are not sampled (an unsampled
  * {@code traceparent}), so a trace log does not fill with them.
@@ -53,6 +54,9 @@ final class WarmUp {
    */
   static final Duration FIRST_CALL_BOUND = Duration.ofSeconds(30);
 
+  /** Replays of recorded order histories: enough for the JIT to compile the workflow's code. */
+  static final int REPLAYS = 300;
+
   /** One run with no effect through the engine, numbered {@code n}; throws when it was not answered. */
   @FunctionalInterface
   interface EngineCall {
@@ -64,6 +68,7 @@ final class WarmUp {
   private final Skus skus;
   private final EngineCall engine;
   private final Runnable afterwards;
+  private EngineCall replay;
   private volatile String state = "not started";
   private volatile boolean done;
 
@@ -79,6 +84,15 @@ final class WarmUp {
     this.skus = skus;
     this.engine = engine;
     this.afterwards = afterwards;
+  }
+
+  /**
+   * Also replays, numbered {@code n}, of the order workflow's recorded histories (in this process,
+   * no effect) after the engine runs; set before {@link #run}.
+   */
+  WarmUp replaying(EngineCall replay) {
+    this.replay = replay;
+    return this;
   }
 
   /** What the warm-up did (or is doing); the banner shows it. */
@@ -114,7 +128,9 @@ final class WarmUp {
       }
       state = "running for " + duration;
       String engineFigures = engine == null ? null : engineRuns();
-      state = send(orders) + (engineFigures == null ? "" : "; " + engineFigures);
+      String replayFigures = replay == null ? null : replays();
+      state = send(orders) + (engineFigures == null ? "" : "; " + engineFigures)
+          + (replayFigures == null ? "" : "; " + replayFigures);
       log.info("warm-up: {}", state);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -202,6 +218,33 @@ final class WarmUp {
     if (stopped.get() != null) {
       log.warn("warm-up: the engine part stopped after {}: {}", figures, stopped.get());
       return figures + " (stopped: " + stopped.get() + ")";
+    }
+    return figures;
+  }
+
+  /**
+   * Up to {@link #REPLAYS} replays on this thread, for at most {@code duration}; the first that
+   * throws ends the part (a replay asks nothing of the engine, so it needs no watchdog).
+   */
+  String replays() {
+    long start = System.nanoTime();
+    long end = start + duration.toNanos();
+    int done = 0;
+    String stopped = null;
+    for (int n = 0; n < REPLAYS && System.nanoTime() < end; n++) {
+      try {
+        replay.call(n);
+        done++;
+      } catch (Exception | Error e) {
+        if (e instanceof VirtualMachineError vme && !(e instanceof StackOverflowError)) throw vme;
+        stopped = "replay " + n + ": " + e;
+        break;
+      }
+    }
+    String figures = String.format("%d order histories replayed in %.1f s", done, (System.nanoTime() - start) / 1e9);
+    if (stopped != null) {
+      log.warn("warm-up: the replay part stopped after {}: {}", figures, stopped);
+      return figures + " (stopped: " + stopped + ")";
     }
     return figures;
   }

@@ -65,4 +65,19 @@ class WarmUpEngineRunsTest {
     }).engineRuns();
     assertTrue(!said.contains("stopped") && said.startsWith(WarmUp.ENGINE_RUNS + " runs"), said);
   }
+
+  @Test
+  void replaysEachOnceUpToTheirNumberAndAFailureEndsThePart() {
+    java.util.List<Integer> replayed = new java.util.ArrayList<>();
+    String said = new WarmUp(Duration.ofSeconds(30), null, null, null).replaying(replayed::add).replays();
+    assertEquals(WarmUp.REPLAYS, replayed.size(), said);
+    assertEquals(java.util.stream.IntStream.range(0, WarmUp.REPLAYS).boxed().toList(), replayed, "in order, each once");
+    assertTrue(said.startsWith(WarmUp.REPLAYS + " order histories replayed in ") && !said.contains("stopped"), said);
+
+    String failed = new WarmUp(Duration.ofSeconds(30), null, null, null).replaying(n -> {
+      if (n == 3) throw new IllegalStateException("nondeterministic: TMPRL1100");
+    }).replays();
+    assertTrue(failed.startsWith("3 order histories replayed") && failed.contains("stopped: replay 3: ")
+        && failed.contains("TMPRL1100"), failed);
+  }
 }

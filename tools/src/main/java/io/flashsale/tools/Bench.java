@@ -4,6 +4,7 @@ import io.flashsale.launcher.FlashsaleApplication;
 import io.flashsale.launcher.cli.HttpJson;
 import io.flashsale.tools.bench.Charts;
 import io.flashsale.tools.bench.CpuSplit;
+import io.flashsale.tools.bench.EngineComparison;
 import io.flashsale.tools.bench.Load;
 import io.flashsale.tools.bench.ScenarioResult;
 import io.flashsale.tools.bench.ServiceCpu;
@@ -69,18 +70,30 @@ final class Bench {
   record OrdersWorker(io.temporal.worker.WorkerFactoryOptions cache, io.temporal.worker.WorkerOptions options) {}
 
   private final OrdersWorker ordersWorker;
+  /** The production shape's engine this service runs on (--cluster), or null. */
+  private final ProductionShape shape;
+  /** --cluster: the report of the same bench on the dev server, run before this one; else null. */
+  private final String devServerReport;
 
   Bench(FlashsaleApplication.Wiring w, String apiUrl, String adminUrl, Options o, PrintStream out,
       OrdersWorker ordersWorker) {
+    this(w, apiUrl, adminUrl, o, out, ordersWorker, null, null);
+  }
+
+  Bench(FlashsaleApplication.Wiring w, String apiUrl, String adminUrl, Options o, PrintStream out,
+      OrdersWorker ordersWorker, ProductionShape shape, String devServerReport) {
     this.w = w;
     this.ordersWorker = ordersWorker;
+    this.shape = shape;
+    this.devServerReport = devServerReport;
     this.apiUrl = apiUrl;
     this.adminUrl = adminUrl;
     this.o = o;
     this.out = out;
-    this.cpu = new ServiceCpu(this::postmaster);
+    this.cpu = shape == null ? new ServiceCpu(this::postmaster) : new ServiceCpu(this::postmaster, shape::engineDatabase);
     this.report = new BenchReport(out);
-    this.jvm = new LoadJvm(w, apiUrl, adminUrl, o, report, cpu, cores, ordersWorker);
+    this.jvm = new LoadJvm(w, apiUrl, adminUrl, o, report, cpu, cores, ordersWorker,
+        shape == null ? Map.of() : shape.loadEnvironment());
     this.wrk = new WrkFigures(w, apiUrl, adminUrl, o, report, cpu, cores);
   }
 
@@ -150,6 +163,7 @@ final class Bench {
     byScenario.forEach((s, ms) -> line(medianLine(s, ms)));
     medians.forEach((k, v) -> line(Stats.medianLine(k, v)));
     line(report.broken() ? "!! an invariant broke (see the !! lines)" : "invariants held in every run; reconcile clean after every scenario");
+    if (devServerReport != null) besideDevServer();
     write("bench-" + o.stamp() + ".txt", report.text());
     return report.broken() ? 1 : 0;
   }
@@ -514,6 +528,7 @@ final class Bench {
         + Runtime.getRuntime().maxMemory() / (1 << 20) + " MiB");
     line("engine: " + w.engine().configName() + " | stack: embedded PostgreSQL + Temporal " + w.engine().configName()
         + " + channel stub + API in the service JVM; load in a child JVM over HTTP");
+    if (shape != null) line("engine (--cluster): " + shape.describe());
     line("service CPU = " + cpu.describe() + "; client CPU = the load JVM (+ pgbench); shares of " + cores
         + " cores x wall time");
     line("PostgreSQL: " + (w.stack() == null ? "external"
@@ -533,6 +548,21 @@ final class Bench {
     } catch (RuntimeException e) {
       return "unknown (" + e.getMessage() + ")";
     }
+  }
+
+  /**
+   * --cluster: this run's medians beside the dev server's (the same command, run first), then the
+   * dev server's report whole. Its broken invariant breaks this bench too.
+   */
+  private void besideDevServer() {
+    line("");
+    line("the production shape beside the dev server (medians; the dev server's bench ran first, its report below):");
+    EngineComparison.table("dev server", EngineComparison.medians(devServerReport), "temporal server on postgresql",
+        EngineComparison.medians(report.text())).forEach(this::line);
+    line("");
+    line("---- the dev server's report ----");
+    for (String l : devServerReport.split("\n")) line(l);
+    if (devServerReport.contains("\n!! ")) flag("the dev server's bench broke an invariant (its report below)");
   }
 
   /** PostgreSQL's postmaster (from its pid file): zonky's pg_ctl may leave it outside this JVM's tree. */

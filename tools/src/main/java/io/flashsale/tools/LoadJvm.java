@@ -38,9 +38,12 @@ final class LoadJvm {
   private final ServiceCpu cpu;
   private final int cores;
   private final Bench.OrdersWorker ordersWorker;
+  /** Set in each load JVM's environment besides this one's (the engine's certificates folder, on a cluster). */
+  private final java.util.Map<String, String> environment;
 
   LoadJvm(FlashsaleApplication.Wiring w, String apiUrl, String adminUrl, Bench.Options o, BenchReport report,
-      ServiceCpu cpu, int cores, Bench.OrdersWorker ordersWorker) {
+      ServiceCpu cpu, int cores, Bench.OrdersWorker ordersWorker, java.util.Map<String, String> environment) {
+    this.environment = environment;
     this.w = w;
     this.apiUrl = apiUrl;
     this.adminUrl = adminUrl;
@@ -77,6 +80,7 @@ final class LoadJvm {
     ProcessBuilder pb = new ProcessBuilder(cmd).redirectError(ProcessBuilder.Redirect.INHERIT);
     if (w.callbackSecret() != null) pb.environment().put("FLASHSALE_CALLBACK_SECRET", w.callbackSecret());
     pb.environment().put("FLASHSALE_CHANNEL_MERCHANT_KEY", w.merchantKey());
+    pb.environment().putAll(environment);
     // the ceiling's worker only while its scenario runs: its cache of terminated runs goes with it
     io.temporal.worker.WorkerFactory ceiling = scenario.equals("engine")
         ? EngineCeiling.startWorker(w.temporal().client(), ordersWorker.cache(), ordersWorker.options()) : null;

@@ -49,7 +49,7 @@ abstract class StackScriptCommand extends ServerCommand<FlashsaleConfiguration> 
     super.run(bootstrap, ns, cfg);
   }
 
-  private static void deleteTree(java.nio.file.Path root) {
+  static void deleteTree(java.nio.file.Path root) {
     try (var paths = java.nio.file.Files.walk(root)) {
       paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
     } catch (java.io.IOException ignored) {

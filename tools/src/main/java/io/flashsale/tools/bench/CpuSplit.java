@@ -15,10 +15,12 @@ import java.util.StringJoiner;
 public record CpuSplit(double wallSeconds, double clientSeconds, Map<String, Double> serviceParts, int cores) {
   public static final String JVM = "jvm";
   public static final String TEMPORAL = "temporal";
+  /** The Temporal server's own PostgreSQL (the production shape's engine), apart from the orders' database. */
+  public static final String TEMPORAL_POSTGRES = "temporal-postgres";
   public static final String POSTGRES = "postgres";
   public static final String OTHER = "other";
   /** The parts of the service, in the order the report prints them. */
-  public static final java.util.List<String> PARTS = java.util.List.of(JVM, TEMPORAL, POSTGRES, OTHER);
+  public static final java.util.List<String> PARTS = java.util.List.of(JVM, TEMPORAL, TEMPORAL_POSTGRES, POSTGRES, OTHER);
   public static final String CLIENT = "client";
 
   /**

@@ -98,9 +98,12 @@ public final class Invariants {
     return b;
   }
 
-  /** B2: every order whose pay call answered is PAID by the end of the wait. */
-  static List<String> everyPaidCallPaid(long paying, long paid, Duration waited) {
-    return paid < paying ? List.of((paying - paid) + " paid orders not PAID after " + waited.toSeconds() + " s")
+  /**
+   * B2: every order whose pay call answered has ended by the end of the wait (PAID, or FAILED when
+   * the channel never took its charge): none left PAYING or UNKNOWN.
+   */
+  static List<String> everyPaidCallEnded(long paying, long ended, Duration waited) {
+    return ended < paying ? List.of((paying - ended) + " paid orders neither PAID nor FAILED after " + waited.toSeconds() + " s")
         : List.of();
   }
 

@@ -9,16 +9,24 @@ import java.util.function.Supplier;
 /**
  * Samples the CPU counters of the service (this JVM, every process it started — the Temporal dev
  * server — and PostgreSQL's postmaster with its backends, which zonky may have left outside our
- * process tree) and of one client process (the load JVM, with the pgbench it ran).
+ * process tree) and of one client process (the load JVM, with the pgbench it ran). On the
+ * production shape's engine the Temporal server's own PostgreSQL is a part of its own.
  */
 public final class ServiceCpu {
   private final com.sun.management.OperatingSystemMXBean os =
       (com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean();
   /** Processes of the service that are not descendants of this JVM (the postmaster), looked up at each sample. */
   private final Supplier<List<ProcessHandle>> extraRoots;
+  /** The Temporal server's PostgreSQL (postmaster), counted as {@link CpuSplit#TEMPORAL_POSTGRES}; none on other engines. */
+  private final Supplier<List<ProcessHandle>> engineDatabaseRoots;
 
   public ServiceCpu(Supplier<List<ProcessHandle>> extraRoots) {
+    this(extraRoots, List::of);
+  }
+
+  public ServiceCpu(Supplier<List<ProcessHandle>> extraRoots, Supplier<List<ProcessHandle>> engineDatabaseRoots) {
     this.extraRoots = extraRoots;
+    this.engineDatabaseRoots = engineDatabaseRoots;
   }
 
   /** The service's CPU by part (this JVM, Temporal, PostgreSQL, anything else), and the client's (null: none). */
@@ -27,9 +35,11 @@ public final class ServiceCpu {
     java.util.Map<String, Long> parts = new java.util.LinkedHashMap<>();
     // this JVM's own threads; its reaped children are not service work
     parts.put(CpuSplit.JVM, os.getProcessCpuTime());
-    Set<Long> postgres = postgresTree();
+    Set<Long> postgres = tree(extraRoots.get());
+    Set<Long> engineDatabase = tree(engineDatabaseRoots.get());
     for (ProcessHandle p : serviceProcesses(client)) {
-      parts.merge(part(p, postgres), ProcStat.cpuNanos(p.pid()).orElse(0), Long::sum);
+      String part = engineDatabase.contains(p.pid()) ? CpuSplit.TEMPORAL_POSTGRES : part(p, postgres);
+      parts.merge(part, ProcStat.cpuNanos(p.pid()).orElse(0), Long::sum);
     }
     long clientCpu = 0; // null: no client, the service alone
     if (client != null) {
@@ -39,10 +49,10 @@ public final class ServiceCpu {
     return new CpuSplit.Sample(wall, parts, clientCpu);
   }
 
-  /** The postmaster(s) and their backends. */
-  private Set<Long> postgresTree() {
+  /** The roots (postmasters) and their descendants (backends). */
+  private static Set<Long> tree(List<ProcessHandle> roots) {
     Set<Long> pids = new java.util.HashSet<>();
-    for (ProcessHandle r : extraRoots.get()) {
+    for (ProcessHandle r : roots) {
       pids.add(r.pid());
       r.descendants().forEach(d -> pids.add(d.pid()));
     }
@@ -71,8 +81,10 @@ public final class ServiceCpu {
     }
     Set<Long> seen = new LinkedHashSet<>();
     List<ProcessHandle> out = new java.util.ArrayList<>();
+    List<ProcessHandle> roots = new java.util.ArrayList<>(extraRoots.get());
+    roots.addAll(engineDatabaseRoots.get());
     java.util.stream.Stream.concat(ProcessHandle.current().descendants(),
-            extraRoots.get().stream().flatMap(r -> java.util.stream.Stream.concat(java.util.stream.Stream.of(r), r.descendants())))
+            roots.stream().flatMap(r -> java.util.stream.Stream.concat(java.util.stream.Stream.of(r), r.descendants())))
         .filter(p -> !clientSide.contains(p.pid()) && p.pid() != ProcessHandle.current().pid())
         .filter(p -> seen.add(p.pid()))
         .forEach(out::add);

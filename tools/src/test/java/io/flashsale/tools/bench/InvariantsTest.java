@@ -75,9 +75,9 @@ class InvariantsTest {
   }
 
   @Test
-  void everyAnsweredPayCallEndsPaid() {
-    assertEquals(List.of(), Invariants.everyPaidCallPaid(50, 50, WAITED));
-    assertEquals(List.of("2 paid orders not PAID after 120 s"), Invariants.everyPaidCallPaid(50, 48, WAITED));
+  void everyAnsweredPayCallEnds() {
+    assertEquals(List.of(), Invariants.everyPaidCallEnded(50, 50, WAITED));
+    assertEquals(List.of("2 paid orders neither PAID nor FAILED after 120 s"), Invariants.everyPaidCallEnded(50, 48, WAITED));
   }
 
   @Test

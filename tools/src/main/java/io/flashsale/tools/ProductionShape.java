@@ -1,0 +1,125 @@
+package io.flashsale.tools;
+
+import io.flashsale.devstack.cluster.Cluster;
+import io.flashsale.launcher.FlashsaleConfiguration;
+import io.flashsale.launcher.TemporalEngine;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/**
+ * {@code ./flashsale bench --cluster}: the service measured on the production shape's engine, the
+ * Temporal server on its own PostgreSQL behind mutual TLS ({@link Cluster} without the service, in a
+ * folder of the bench's own), after the same scenarios on the dev server in a bench JVM of their own,
+ * so one report holds both (docs/DESIGN.md §Experiments, benchmarks).
+ */
+final class ProductionShape implements AutoCloseable {
+  private final Cluster cluster;
+  private final Path dataDir;
+
+  private ProductionShape(Cluster cluster, Path dataDir) {
+    this.cluster = cluster;
+    this.dataDir = dataDir;
+  }
+
+  /** Starts the engine alone on free ports; it stops, and its folder goes, when this JVM ends. */
+  static ProductionShape start(Path home, Consumer<String> progress) throws IOException {
+    Path data = Files.createTempDirectory("flashsale-bench-cluster-");
+    Cluster cluster = Cluster.start(new Cluster.Settings(home, data, 0, 0, 0, 0, false), progress, false);
+    ProductionShape shape = new ProductionShape(cluster, data);
+    // one hook, in order: the processes stop before their folder is deleted
+    Runtime.getRuntime().addShutdownHook(new Thread(shape::close, "bench-cluster-stop"));
+    return shape;
+  }
+
+  /** The service connects to this engine as a production instance does: external, its certificate. */
+  void configure(FlashsaleConfiguration cfg) {
+    cfg.temporal.engine = TemporalEngine.EXTERNAL;
+    cfg.temporal.target = cluster.temporalAddress();
+    cfg.temporal.tls.certificateDir = cluster.tls().dir().toString();
+  }
+
+  /** What a load JVM needs to reach the engine itself (the engine scenario): the certificates folder. */
+  Map<String, String> loadEnvironment() {
+    return Map.of("FLASHSALE_TEMPORAL_TLS_DIR", cluster.tls().dir().toString());
+  }
+
+  /** The Temporal server's PostgreSQL (its backends are the postmaster's children). */
+  List<ProcessHandle> engineDatabase() {
+    return ProcessHandle.of(cluster.temporalPostgresPid()).map(List::of).orElse(List.of());
+  }
+
+  String describe() {
+    return "Temporal server " + Cluster.SERVER_VERSION + " (pid " + cluster.temporalServerPid()
+        + ") on its own PostgreSQL (pid " + cluster.temporalPostgresPid() + "), persistence and SQL visibility,"
+        + " mutual TLS, at " + cluster.temporalAddress() + " (./flashsale cluster --without-service)";
+  }
+
+  @Override
+  public synchronized void close() {
+    cluster.close();
+    StackScriptCommand.deleteTree(dataDir);
+  }
+
+  /**
+   * The same bench on the dev server, first, in a JVM of its own: this JVM's arguments with the
+   * engine set to the dev server, without --cluster, its report written to a folder of its own.
+   * Returns that report's text; the child's console is this one's.
+   */
+  static String devServerTwin(Consumer<String> progress) throws IOException, InterruptedException {
+    Path out = Files.createTempDirectory("flashsale-bench-dev-server-");
+    try {
+      List<String> cmd = twinCommand(out);
+      progress.accept("the same bench on the dev server first, in a JVM of its own (its report: " + out + ")");
+      Process p = new ProcessBuilder(cmd).inheritIO().start();
+      int exit = p.waitFor();
+      try (var reports = Files.list(out)) {
+        Path report = reports.filter(f -> f.getFileName().toString().startsWith("bench-")
+            && f.getFileName().toString().endsWith(".txt")).findFirst()
+            .orElseThrow(() -> new IOException("the dev-server bench wrote no report (exit " + exit + ")"));
+        String text = Files.readString(report);
+        return exit == 0 ? text : text + "!! the dev-server bench exited " + exit + "\n";
+      }
+    } finally {
+      StackScriptCommand.deleteTree(out);
+    }
+  }
+
+  /** This JVM's command with the dev server as the engine, no --cluster, and --out the given folder. */
+  static List<String> twinCommand(Path out) throws IOException {
+    // the kernel's record of this JVM's command line (ProcessHandle.Info may not have it), NUL-separated
+    String[] line = new String(Files.readAllBytes(Path.of("/proc/self/cmdline")), java.nio.charset.StandardCharsets.UTF_8)
+        .split("\0");
+    List<String> args = List.of(line).subList(1, line.length);
+    return twinArguments(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()), args, out);
+  }
+
+  static List<String> twinArguments(List<String> cmd, List<String> args, Path out) {
+    int main = args.indexOf(io.flashsale.launcher.FlashsaleApplication.class.getName());
+    if (main < 0 || main + 1 >= args.size() || !args.get(main + 1).equals("bench")) {
+      throw new IllegalStateException("not a bench JVM: " + args);
+    }
+    List<String> result = new ArrayList<>(cmd);
+    for (String a : args.subList(0, main)) if (!a.startsWith("-Ddw.temporal.engine=")) result.add(a);
+    result.add("-Ddw.temporal.engine=" + TemporalEngine.DEV_SERVER.configName());
+    result.add(args.get(main));
+    result.add("bench");
+    List<String> rest = args.subList(main + 2, args.size());
+    for (int i = 0; i < rest.size(); i++) {
+      String a = rest.get(i);
+      if (a.equals("--cluster") || a.startsWith("--out=")) continue;
+      if (a.equals("--out")) {
+        i++;
+        continue;
+      }
+      result.add(a);
+    }
+    result.add("--out");
+    result.add(out.toString());
+    return result;
+  }
+}
