@@ -302,8 +302,12 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
       io.temporal.worker.Worker warmUpWorker = temporal.registerWarmUpWorker(runs.taskQueue(),
           TemporalRuntime.workerOptions(cfg.database.maxPoolSize, cfg.temporal));
       engineWarmUp = runs::touch;
-      replayWarmUp = new io.flashsale.workflows.WarmUpReplays(temporal.ordersWorker())::replay;
-      afterWarmUp = warmUpWorker::suspendPolling; // its queue gets no run after the warm-up
+      io.flashsale.workflows.WarmUpReplays replays = new io.flashsale.workflows.WarmUpReplays(temporal.client());
+      replayWarmUp = replays::replay;
+      afterWarmUp = () -> {
+        warmUpWorker.suspendPolling(); // its queue gets no run after the warm-up
+        replays.close();
+      };
     }
     WarmUp warmUp = new WarmUp(cfg.warmUp.duration.toJavaDuration(), tokens, skus, engineWarmUp, afterWarmUp)
         .replaying(replayWarmUp);

@@ -178,11 +178,6 @@ public final class TemporalRuntime implements Managed {
    * The warm-up's runs on this instance's own queue (docs/DESIGN.md §Warm from the first buyer),
    * with the orders' worker options: the same SDK code a create meets, and no run for another process.
    */
-  /** The worker of the orders' queue (registered by {@link #registerWorker}): the warm-up replays on it. */
-  public Worker ordersWorker() {
-    return workers.getWorker(WorkflowIds.TASK_QUEUE);
-  }
-
   public Worker registerWarmUpWorker(String queue, io.temporal.worker.WorkerOptions orderOptions) {
     // two pollers for the warm-up's four clients; the caller suspends them once the warm-up ended
     Worker worker = workers.newWorker(queue, io.temporal.worker.WorkerOptions.newBuilder(orderOptions)

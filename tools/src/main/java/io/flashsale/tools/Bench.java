@@ -162,8 +162,8 @@ final class Bench {
     line("medians over " + o.runs() + (o.runs() == 1 ? " run:" : " runs:"));
     byScenario.forEach((s, ms) -> line(medianLine(s, ms)));
     medians.forEach((k, v) -> line(Stats.medianLine(k, v)));
-    line(report.broken() ? "!! an invariant broke (see the !! lines)" : "invariants held in every run; reconcile clean after every scenario");
     if (devServerReport != null) besideDevServer();
+    line(report.broken() ? "!! an invariant broke (see the !! lines)" : "invariants held in every run; reconcile clean after every scenario");
     write("bench-" + o.stamp() + ".txt", report.text());
     return report.broken() ? 1 : 0;
   }
@@ -562,7 +562,8 @@ final class Bench {
     line("");
     line("---- the dev server's report ----");
     for (String l : devServerReport.split("\n")) line(l);
-    if (devServerReport.contains("\n!! ")) flag("the dev server's bench broke an invariant (its report below)");
+    line("---- end of the dev server's report ----");
+    if (devServerReport.contains("\n!! ")) flag("the dev server's bench broke an invariant (its report above)");
   }
 
   /** PostgreSQL's postmaster (from its pid file): zonky's pg_ctl may leave it outside this JVM's tree. */

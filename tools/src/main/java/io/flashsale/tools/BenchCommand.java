@@ -65,10 +65,14 @@ public class BenchCommand extends StackScriptCommand {
     cfg.rateLimits.enabled = false;
     quietCancelledPromises();
     if (ns.getBoolean("cluster")) {
+      if (ns.getBoolean("sweep") || ns.getBoolean("profile")) {
+        throw new IllegalArgumentException("--cluster compares two benches' reports: not with --sweep or --profile");
+      }
+      Path home = Path.of(System.getProperty("flashsale.home", ".")).toAbsolutePath().normalize();
+      ProductionShape.checkInstalled(home);
       // the twin first, so nothing of this JVM's stack competes with it for the machine
       devServerReport = ProductionShape.devServerTwin(System.out::println);
-      shape = ProductionShape.start(Path.of(System.getProperty("flashsale.home", ".")).toAbsolutePath().normalize(),
-          System.out::println);
+      shape = ProductionShape.start(home, System.out::println);
       shape.configure(cfg);
     }
     ordersWorker = new Bench.OrdersWorker(

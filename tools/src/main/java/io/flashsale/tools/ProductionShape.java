@@ -15,25 +15,29 @@ import java.util.function.Consumer;
  * {@code ./flashsale bench --cluster}: the service measured on the production shape's engine, the
  * Temporal server on its own PostgreSQL behind mutual TLS ({@link Cluster} without the service, in a
  * folder of the bench's own), after the same scenarios on the dev server in a bench JVM of their own,
- * so one report holds both (docs/DESIGN.md §Experiments, benchmarks).
+ * so one report holds both (tools/README.md, Benchmarks).
  */
-final class ProductionShape implements AutoCloseable {
+final class ProductionShape {
   private final Cluster cluster;
-  private final Path dataDir;
 
-  private ProductionShape(Cluster cluster, Path dataDir) {
+  private ProductionShape(Cluster cluster) {
     this.cluster = cluster;
-    this.dataDir = dataDir;
   }
 
-  /** Starts the engine alone on free ports; it stops, and its folder goes, when this JVM ends. */
+  /**
+   * Starts the engine alone on free ports; it stops, and its folder (certificates, keys, the
+   * database password) goes, when this JVM ends, however the start went.
+   */
   static ProductionShape start(Path home, Consumer<String> progress) throws IOException {
     Path data = Files.createTempDirectory("flashsale-bench-cluster-");
-    Cluster cluster = Cluster.start(new Cluster.Settings(home, data, 0, 0, 0, 0, false), progress, false);
-    ProductionShape shape = new ProductionShape(cluster, data);
-    // one hook, in order: the processes stop before their folder is deleted
-    Runtime.getRuntime().addShutdownHook(new Thread(shape::close, "bench-cluster-stop"));
-    return shape;
+    Cluster cluster = Cluster.start(new Cluster.Settings(home, data, 0, 0, 0, 0, false), progress,
+        () -> StackScriptCommand.deleteTree(data));
+    return new ProductionShape(cluster);
+  }
+
+  /** Fails now, not after the dev server's bench, when the cluster's binaries are not installed. */
+  static void checkInstalled(Path home) {
+    Cluster.Binaries.find(home);
   }
 
   /** The service connects to this engine as a production instance does: external, its certificate. */
@@ -59,12 +63,6 @@ final class ProductionShape implements AutoCloseable {
         + " mutual TLS, at " + cluster.temporalAddress() + " (./flashsale cluster --without-service)";
   }
 
-  @Override
-  public synchronized void close() {
-    cluster.close();
-    StackScriptCommand.deleteTree(dataDir);
-  }
-
   /**
    * The same bench on the dev server, first, in a JVM of its own: this JVM's arguments with the
    * engine set to the dev server, without --cluster, its report written to a folder of its own.
@@ -75,8 +73,18 @@ final class ProductionShape implements AutoCloseable {
     try {
       List<String> cmd = twinCommand(out);
       progress.accept("the same bench on the dev server first, in a JVM of its own (its report: " + out + ")");
-      Process p = new ProcessBuilder(cmd).inheritIO().start();
+      ProcessBuilder pb = new ProcessBuilder(cmd).inheritIO();
+      // the dev server takes no certificate: a cluster's folder in this environment is not the twin's
+      pb.environment().remove("FLASHSALE_TEMPORAL_TLS_DIR");
+      Process p = pb.start();
+      // this JVM stopped (Ctrl-C, a CI timeout): the twin and what it started go too
+      Thread stopTwin = new Thread(() -> {
+        p.descendants().forEach(ProcessHandle::destroy);
+        p.destroy();
+      }, "bench-twin-stop");
+      Runtime.getRuntime().addShutdownHook(stopTwin);
       int exit = p.waitFor();
+      Runtime.getRuntime().removeShutdownHook(stopTwin);
       try (var reports = Files.list(out)) {
         Path report = reports.filter(f -> f.getFileName().toString().startsWith("bench-")
             && f.getFileName().toString().endsWith(".txt")).findFirst()
@@ -111,7 +119,8 @@ final class ProductionShape implements AutoCloseable {
     List<String> rest = args.subList(main + 2, args.size());
     for (int i = 0; i < rest.size(); i++) {
       String a = rest.get(i);
-      if (a.equals("--cluster") || a.startsWith("--out=")) continue;
+      // --cluster as written or abbreviated (the parser takes a unique prefix): the twin must not start its own
+      if (a.length() > 3 && "--cluster".startsWith(a) || a.startsWith("--out=")) continue;
       if (a.equals("--out")) {
         i++;
         continue;

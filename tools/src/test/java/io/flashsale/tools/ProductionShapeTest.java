@@ -27,6 +27,13 @@ class ProductionShapeTest {
   }
 
   @Test
+  void anAbbreviatedClusterOptionIsDroppedToo() {
+    List<String> twin = ProductionShape.twinArguments(List.of("java"), List.of(MAIN, "bench", "--clus", "--runs", "1"),
+        Path.of("/t"));
+    assertEquals(List.of("java", "-Ddw.temporal.engine=dev-server", MAIN, "bench", "--runs", "1", "--out", "/t"), twin);
+  }
+
+  @Test
   void anotherCommandIsRefused() {
     assertThrows(IllegalStateException.class,
         () -> ProductionShape.twinArguments(List.of("java"), List.of(MAIN, "server", "--cluster"), Path.of("/t")));

@@ -168,8 +168,22 @@ public final class Cluster implements AutoCloseable {
    * start, so no child (each in its own process group) outlives an interrupted start.
    */
   public static Cluster start(Settings settings, Consumer<String> progress, boolean stopAtExit) throws IOException {
+    return start(settings, progress, stopAtExit ? () -> { } : null);
+  }
+
+  /**
+   * Stopped at this JVM's exit, from before its first process starts (a Ctrl-C during the start
+   * leaves none behind), then {@code afterStopAtExit} runs (a caller's folder deleted once nothing
+   * uses it); null: not stopped at exit.
+   */
+  public static Cluster start(Settings settings, Consumer<String> progress, Runnable afterStopAtExit) throws IOException {
     Cluster c = new Cluster(settings, progress);
-    if (stopAtExit) Runtime.getRuntime().addShutdownHook(new Thread(c::close, "cluster-stop"));
+    if (afterStopAtExit != null) {
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        c.close();
+        afterStopAtExit.run();
+      }, "cluster-stop"));
+    }
     try {
       c.startAll(Binaries.find(settings.home()));
       return c;

@@ -6,8 +6,9 @@ import java.util.StringJoiner;
 
 /**
  * Who used the machine during a scenario: the client (the load JVM) and the service, split into
- * its parts — the service JVM, the Temporal dev server, PostgreSQL (postmaster and backends), and
- * anything else the service started — in CPU-seconds, as shares of cores × wall time, and per
+ * its parts — the service JVM, the Temporal dev server (or server), the Temporal server's own
+ * PostgreSQL on the production shape's engine, PostgreSQL (postmaster and backends), and anything
+ * else the service started — in CPU-seconds, as shares of cores × wall time, and per
  * successful operation.
  *
  * @param serviceParts CPU-seconds of each part of the service that was there, in the order of {@link #PARTS}

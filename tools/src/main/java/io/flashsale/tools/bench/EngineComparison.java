@@ -19,7 +19,7 @@ public final class EngineComparison {
   public record Row(double rate, String unit, double p99Ms, Map<String, Double> cpuMsPerOperation) {}
 
   private static final Pattern MEDIAN = Pattern.compile(
-      "^  (\\S+)\\s+([0-9.]+) (.+?), p50 [0-9.]+ ms, p99 ([0-9.]+) ms(?:; cpu per [^:]+: (.*))?$");
+      "^  (\\S+(?: \\S+)*?)\\s+([0-9.]+) (.+?), p50 [0-9.]+ ms, p99 ([0-9.]+) ms(?:; cpu per [^:]+: (.*))?$");
   private static final Pattern PART = Pattern.compile("^(\\S+) ([0-9.]+) ms$");
 
   private EngineComparison() {}

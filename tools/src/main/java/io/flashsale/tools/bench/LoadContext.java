@@ -152,6 +152,20 @@ final class LoadContext implements AutoCloseable {
     });
   }
 
+  /** Every order of the SKU: its id and status. */
+  Map<String, String> statuses(String sku) {
+    return checks.read(c -> {
+      try (PreparedStatement ps = c.prepareStatement("SELECT order_id, status FROM orders WHERE sku = ?")) {
+        ps.setString(1, sku);
+        Map<String, String> out = new java.util.HashMap<>();
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) out.put(rs.getString(1), rs.getString(2));
+        }
+        return out;
+      }
+    });
+  }
+
   interface Row<T> {
     T read(ResultSet rs) throws java.sql.SQLException;
   }

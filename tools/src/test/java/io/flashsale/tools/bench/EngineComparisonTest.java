@@ -16,6 +16,7 @@ class EngineComparisonTest {
         b1          35.6 created/s, p50 1335.3 ms, p99 5046.3 ms; cpu per created order: jvm 35 ms, temporal 41 ms, postgres 4.0 ms, client 8.6 ms
         b2          12.5 PAID orders/s, p50 2879.2 ms, p99 5373.1 ms; cpu per PAID order: jvm 60 ms, temporal 63 ms, postgres 7.5 ms, client 13 ms
         b1 oversell                               0.0
+        b1 fsync on 20.0 created/s, p50 1.0 ms, p99 3.0 ms; cpu per created order: jvm 40 ms
       invariants held in every run; reconcile clean after every scenario
       """;
   private static final String CLUSTER = """
@@ -27,7 +28,8 @@ class EngineComparisonTest {
   @Test
   void readsTheLastMediansSectionOnly() {
     Map<String, EngineComparison.Row> rows = EngineComparison.medians(DEV_SERVER);
-    assertEquals(List.of("engine", "b1", "b2"), List.copyOf(rows.keySet()));
+    assertEquals(List.of("engine", "b1", "b2", "b1 fsync on"), List.copyOf(rows.keySet()));
+    assertEquals(20.0, rows.get("b1 fsync on").rate(), "a label of several words");
     EngineComparison.Row b2 = rows.get("b2");
     assertEquals(12.5, b2.rate());
     assertEquals("PAID orders/s", b2.unit());

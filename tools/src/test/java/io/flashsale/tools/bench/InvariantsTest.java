@@ -76,8 +76,13 @@ class InvariantsTest {
 
   @Test
   void everyAnsweredPayCallEnds() {
-    assertEquals(List.of(), Invariants.everyPaidCallEnded(50, 50, WAITED));
-    assertEquals(List.of("2 paid orders neither PAID nor FAILED after 120 s"), Invariants.everyPaidCallEnded(50, 48, WAITED));
+    java.util.Map<String, String> answers = java.util.Map.of("a", "PAID", "b", "UNKNOWN", "c", "UNKNOWN", "d", "PAID");
+    assertEquals(List.of(), Invariants.everyPaidCallEnded(answers,
+        java.util.Map.of("a", "PAID", "b", "PAID", "c", "FAILED", "d", "PAID"), WAITED));
+    // an UNKNOWN left UNKNOWN, a row missing, and a pay answered PAID whose order ended FAILED
+    assertEquals(List.of("2 paid orders neither PAID nor FAILED after 120 s",
+            "orders whose pay answered PAID are not PAID: {FAILED=1, null=1}"),
+        Invariants.everyPaidCallEnded(answers, java.util.Map.of("a", "FAILED", "b", "UNKNOWN", "c", "FAILED"), WAITED));
   }
 
   @Test
