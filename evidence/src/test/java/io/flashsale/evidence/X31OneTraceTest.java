@@ -87,10 +87,21 @@ class X31OneTraceTest {
           "the pay request's server span continues the client's traceparent (parent " + payParent + ")");
       Span payUpdate = one(inTrace, "UpdateWorkflow:pay", "flashsale-api");
       ev.equal(payServer.id(), payUpdate.parent(), "the client's update span is a child of the pay request's span");
-      Span handle = one(inTrace, "HandleUpdate:pay", "flashsale-worker");
-      ev.equal(payUpdate.id(), handle.parent(), "the worker's update handler span is a child of the client's update span");
+      // a run evicted from the worker's cache (a completion refused as UnhandledCommand when the
+      // channel's notice arrives as the run ends) replays its history on its next task, and the
+      // SDK's tracing records a handler's span again on replay: the same handler under the same
+      // parent, whatever the count; the outbound calls are not recorded again
+      List<Span> handles = inTrace.stream()
+          .filter(s -> s.name().equals("HandleUpdate:pay") && s.service().equals("flashsale-worker")).toList();
+      ev.check(!handles.isEmpty(), "the worker's pay handler span is in the trace");
+      ev.check(handles.stream().allMatch(h -> h.parent().equals(payUpdate.id())),
+          "the worker's update handler span is a child of the client's update span");
+      if (handles.size() > 1) {
+        ev.note("the pay handler's span is there " + handles.size() + " times: the run was replayed on the worker");
+      }
       Span schedule = one(inTrace, "StartActivity:Charge", "flashsale-worker");
-      ev.equal(handle.id(), schedule.parent(), "the charge is scheduled under the update handler");
+      ev.check(handles.stream().anyMatch(h -> h.id().equals(schedule.parent())),
+          "the charge is scheduled under the update handler");
       Span run = one(inTrace, "RunActivity:Charge", "flashsale-worker");
       ev.equal(schedule.id(), run.parent(), "the charge activity runs under its schedule span");
       Span call = one(inTrace, "channel charge", "flashsale-worker");
