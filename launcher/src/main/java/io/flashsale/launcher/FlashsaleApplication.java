@@ -39,6 +39,15 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
       WorkflowAudit workflowAudit, Safeguards safeguards, String jdbcUrl, String channelUrl, int apiPort, int adminPort, String callbackSecret,
       String merchantKey, String deliverySecret, String operatorKey) {}
 
+  /**
+   * The warm-up's engine runs and order-history replays: only where this process runs the order
+   * workflows (their worker is what they warm) and the warm-up is on (docs/DESIGN.md §Warm from
+   * the first buyer).
+   */
+  static boolean warmsTheWorkflowPath(FlashsaleConfiguration cfg) {
+    return cfg.worker && cfg.workerWorkflows && !cfg.warmUp.duration.toJavaDuration().isZero();
+  }
+
   private volatile Wiring wiring;
   /**
    * The payment path's safeguards, given to the worker this process runs (server or worker
@@ -297,7 +306,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     WarmUp.EngineCall engineWarmUp = null;
     WarmUp.EngineCall replayWarmUp = null;
     Runnable afterWarmUp = () -> { };
-    if (cfg.worker && cfg.workerWorkflows && !cfg.warmUp.duration.toJavaDuration().isZero()) {
+    if (warmsTheWorkflowPath(cfg)) {
       io.flashsale.workflows.WarmUpRuns runs = new io.flashsale.workflows.WarmUpRuns(temporal.client());
       io.temporal.worker.Worker warmUpWorker = temporal.registerWarmUpWorker(runs.taskQueue(),
           TemporalRuntime.workerOptions(cfg.database.maxPoolSize, cfg.temporal));

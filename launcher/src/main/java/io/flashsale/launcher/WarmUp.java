@@ -39,7 +39,10 @@ final class WarmUp {
   static final int BUYERS = 2_000;
   static final int CLIENTS = 4;
   /** A parent that is not sampled: the requests' spans are neither recorded nor exported. */
-  private static final String UNSAMPLED_PARENT = "00-" + "5".repeat(32) + "-" + "6".repeat(16) + "-00";
+  private static final String UNSAMPLED_TRACE = "5".repeat(32);
+  private static final String UNSAMPLED_SPAN = "6".repeat(16);
+  /** The same parent as a W3C traceparent header, flags 00: not sampled. */
+  private static final String UNSAMPLED_PARENT = "00-" + UNSAMPLED_TRACE + "-" + UNSAMPLED_SPAN + "-00";
 
   /** Answers in a row other than 409: the warm-up is not reaching the sold-out answer, so it stops. */
   static final int GIVE_UP_AFTER = 200;
@@ -252,7 +255,7 @@ final class WarmUp {
   /** The engine client's spans get a parent that is not sampled: none is recorded. */
   private static io.opentelemetry.context.Context unsampled() {
     return io.opentelemetry.context.Context.root().with(io.opentelemetry.api.trace.Span.wrap(
-        io.opentelemetry.api.trace.SpanContext.create("5".repeat(32), "6".repeat(16),
+        io.opentelemetry.api.trace.SpanContext.create(UNSAMPLED_TRACE, UNSAMPLED_SPAN,
             io.opentelemetry.api.trace.TraceFlags.getDefault(), io.opentelemetry.api.trace.TraceState.getDefault())));
   }
 

@@ -80,4 +80,20 @@ class WarmUpEngineRunsTest {
     assertTrue(failed.startsWith("3 order histories replayed") && failed.contains("stopped: replay 3: ")
         && failed.contains("TMPRL1100"), failed);
   }
+
+  @Test
+  void onlyAProcessRunningTheOrderWorkflowsWarmsTheirPath() {
+    FlashsaleConfiguration cfg = new FlashsaleConfiguration();
+    assertEquals(false, FlashsaleApplication.warmsTheWorkflowPath(cfg), "the class's default: no warm-up");
+    cfg.warmUp.duration = io.dropwizard.util.Duration.seconds(10); // embedded.yml's
+    assertTrue(FlashsaleApplication.warmsTheWorkflowPath(cfg), "a worker with the workflows, warm-up on");
+    cfg.worker = false; // an API without a worker (the compose file's API)
+    assertEquals(false, FlashsaleApplication.warmsTheWorkflowPath(cfg), "worker: false");
+    cfg.worker = true;
+    cfg.workerWorkflows = false; // a worker of activities only
+    assertEquals(false, FlashsaleApplication.warmsTheWorkflowPath(cfg), "workerWorkflows: false");
+    cfg.workerWorkflows = true;
+    cfg.warmUp.duration = io.dropwizard.util.Duration.seconds(0);
+    assertEquals(false, FlashsaleApplication.warmsTheWorkflowPath(cfg), "warmUp.duration 0s");
+  }
 }
