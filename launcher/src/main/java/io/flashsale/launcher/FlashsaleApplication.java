@@ -304,7 +304,7 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
     String shownTarget = temporalTarget;
     // the engine part only where this process runs the order workflows: its worker is what it warms
     WarmUp.EngineCall engineWarmUp = null;
-    WarmUp.EngineCall replayWarmUp = null;
+    WarmUp.Replay replayWarmUp = null;
     Runnable afterWarmUp = () -> { };
     if (warmsTheWorkflowPath(cfg)) {
       io.flashsale.workflows.WarmUpRuns runs = new io.flashsale.workflows.WarmUpRuns(temporal.client());

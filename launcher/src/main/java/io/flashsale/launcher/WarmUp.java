@@ -71,7 +71,13 @@ final class WarmUp {
   private final Skus skus;
   private final EngineCall engine;
   private final Runnable afterwards;
-  private EngineCall replay;
+  /** One replay of a recorded order history, numbered {@code n}; throws what the replay threw. */
+  @FunctionalInterface
+  interface Replay {
+    void replay(int n) throws Exception;
+  }
+
+  private Replay replay;
   private volatile String state = "not started";
   private volatile boolean done;
 
@@ -93,7 +99,7 @@ final class WarmUp {
    * Also replays, numbered {@code n}, of the order workflow's recorded histories (in this process,
    * no effect) after the engine runs; set before {@link #run}.
    */
-  WarmUp replaying(EngineCall replay) {
+  WarmUp replaying(Replay replay) {
     this.replay = replay;
     return this;
   }
@@ -236,7 +242,7 @@ final class WarmUp {
     String stopped = null;
     for (int n = 0; n < REPLAYS && System.nanoTime() < end; n++) {
       try {
-        replay.call(n);
+        replay.replay(n);
         done++;
       } catch (Exception | Error e) {
         if (e instanceof VirtualMachineError vme && !(e instanceof StackOverflowError)) throw vme;

@@ -53,12 +53,7 @@ final class B2Scenario {
     // FAILED (the channel never took its charge: a charge call that timed out before the channel
     // recorded it, queried as UNKNOWN); reconcile after the run holds the money side
     long t0 = System.nanoTime() - (long) (b.seconds() * 1e9);
-    long deadline = System.nanoTime() + LoadContext.CONVERGE.toNanos();
-    Map<String, String> status = ctx.statuses(sku);
-    while (Invariants.unended(payAnswers, status) > 0 && System.nanoTime() < deadline) {
-      Thread.sleep(50);
-      status = ctx.statuses(sku);
-    }
+    Map<String, String> status = ctx.awaitUntil(() -> ctx.statuses(sku), s -> Invariants.unended(payAnswers, s) == 0);
     long paid = 0;
     long failed = 0;
     for (String id : payAnswers.keySet()) {

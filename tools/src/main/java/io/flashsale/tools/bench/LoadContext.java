@@ -135,6 +135,17 @@ final class LoadContext implements AutoCloseable {
     return n;
   }
 
+  /** {@code read} again every 50 ms until {@code done} holds of it or the convergence wait ends; its last value. */
+  <T> T awaitUntil(java.util.function.Supplier<T> read, java.util.function.Predicate<T> done) throws InterruptedException {
+    long deadline = System.nanoTime() + CONVERGE.toNanos();
+    T value = read.get();
+    while (!done.test(value) && System.nanoTime() < deadline) {
+      Thread.sleep(50);
+      value = read.get();
+    }
+    return value;
+  }
+
   long count(String sql, Object... args) {
     return firstRow(sql, rs -> rs.getLong(1), args);
   }
