@@ -199,6 +199,9 @@ final class ChannelHandler implements HttpHandler {
 
   private Reply queryCharge(String mo) {
     stats.queryRequest();
+    if (rules.effective(mo).queriesUnavailable()) {
+      return new Reply(503, Json.obj("error", "UNAVAILABLE", "message", "queries of this order are unavailable (a lab fault)"));
+    }
     Ledger.OrderView v = ledger.find(mo);
     if (v == null) {
       return new Reply(200, Json.obj("status", "NOT_FOUND"));

@@ -13,9 +13,10 @@ record FaultRule(
     Long firstRefundReplyDelayMs,
     Long callbackCopies,
     Long callbackDelayMs,
-    Boolean holdCallbacks) {
+    Boolean holdCallbacks,
+    Boolean queryUnavailable) {
 
-  static final FaultRule NONE = new FaultRule(null, null, null, null, null, null, null);
+  static final FaultRule NONE = new FaultRule(null, null, null, null, null, null, null, null);
 
   static FaultRule fromJson(ObjectNode n) {
     Long copies = Json.optionalMillis(n, "callback_copies");
@@ -29,7 +30,8 @@ record FaultRule(
         Json.optionalMillis(n, "first_refund_reply_delay_ms"),
         copies,
         Json.optionalMillis(n, "callback_delay_ms"),
-        Json.optionalBoolean(n, "hold_callbacks"));
+        Json.optionalBoolean(n, "hold_callbacks"),
+        Json.optionalBoolean(n, "query_unavailable"));
   }
 
   /** Fields set in {@code update} replace ours; the others stay. */
@@ -41,7 +43,8 @@ record FaultRule(
         pick(update.firstRefundReplyDelayMs, firstRefundReplyDelayMs),
         pick(update.callbackCopies, callbackCopies),
         pick(update.callbackDelayMs, callbackDelayMs),
-        pick(update.holdCallbacks, holdCallbacks));
+        pick(update.holdCallbacks, holdCallbacks),
+        pick(update.queryUnavailable, queryUnavailable));
   }
 
   private static <T> T pick(T preferred, T fallback) {
@@ -74,5 +77,10 @@ record FaultRule(
 
   boolean holdsCallbacks() {
     return Boolean.TRUE.equals(holdCallbacks);
+  }
+
+  /** Queries of the order answer 503: an order the service cannot settle by query stays UNKNOWN. */
+  boolean queriesUnavailable() {
+    return Boolean.TRUE.equals(queryUnavailable);
   }
 }

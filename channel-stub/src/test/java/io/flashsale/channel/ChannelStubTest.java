@@ -296,6 +296,21 @@ class ChannelStubTest {
   }
 
   @Test
+  void unavailableQueriesLeaveTheChargeInTheLedger() throws Exception {
+    faults(Map.of("merchant_order", "mo-13", "query_unavailable", true));
+    assertEquals("CHARGED", charge("mo-13", 100).body().path("result").asText());
+    Resp query = client.get("/charges/mo-13");
+    assertEquals(503, query.status(), "a query of the order gets no answer");
+    assertEquals("UNAVAILABLE", query.body().path("error").asText());
+    assertEquals(200, client.get("/charges/mo-13-other").status(), "other orders are queried as usual");
+    assertTrue(rows().stream().anyMatch(r -> r.path("merchant_order").asText().equals("mo-13")
+        && r.path("type").asText().equals("CHARGE")), "the charge is in the statement");
+
+    faults(Map.of("merchant_order", "mo-13", "query_unavailable", false));
+    assertEquals("CHARGED", client.get("/charges/mo-13").body().path("status").asText());
+  }
+
+  @Test
   void signatureHeaderVerifies() throws Exception {
     charge("mo-14", 4200);
     CallbackReceiver.Received cb = receiver.await("mo-14", 1, 5_000).get(0);

@@ -191,6 +191,28 @@ class ReplayTest {
     ev.check(paths >= 8, "per-path histories recorded: " + paths);
   }
 
+  /**
+   * The histories the warm-up replays before the service reports healthy (bundled with the
+   * workflows) are the gate's recordings of today's paid and expired paths, byte for byte: a path
+   * recorded again here cannot leave the warm-up compiling an older one.
+   */
+  @Test
+  void theWarmUpReplaysTheRecordedPaths() throws Exception {
+    Map<String, String> copies = Map.of("order-paid.json", "path-dev-server-paid.json",
+        "order-expired.json", "path-dev-server-expired.json");
+    for (Map.Entry<String, String> copy : new TreeMap<>(copies).entrySet()) {
+      byte[] bundled;
+      try (var in = OrderWorkflowImpl.class.getResourceAsStream("warm-up/" + copy.getKey())) {
+        ev.check(in != null, "the warm-up bundles " + copy.getKey());
+        bundled = in.readAllBytes();
+      }
+      byte[] recorded = java.nio.file.Files.readAllBytes(
+          Histories.recorded().get(0).getParent().resolve(copy.getValue()));
+      ev.check(java.util.Arrays.equals(bundled, recorded),
+          "the warm-up's " + copy.getKey() + " is the recorded " + copy.getValue());
+    }
+  }
+
   /** The guard itself: a workflow that schedules something else first must not replay. */
   @Test
   void aChangedWorkflowDoesNotReplay() throws Exception {

@@ -222,13 +222,8 @@ final class WarmUp {
       }
     }
     if (stopped.get() != null) clients.forEach(Thread::interrupt);
-    String figures = String.format("%d runs with no effect through the engine in %.1f s", answered.get(),
-        (System.nanoTime() - start) / 1e9);
-    if (stopped.get() != null) {
-      log.warn("warm-up: the engine part stopped after {}: {}", figures, stopped.get());
-      return figures + " (stopped: " + stopped.get() + ")";
-    }
-    return figures;
+    return partEnded("engine", String.format("%d runs with no effect through the engine in %.1f s", answered.get(),
+        (System.nanoTime() - start) / 1e9), stopped.get());
   }
 
   /**
@@ -250,12 +245,15 @@ final class WarmUp {
         break;
       }
     }
-    String figures = String.format("%d order histories replayed in %.1f s", done, (System.nanoTime() - start) / 1e9);
-    if (stopped != null) {
-      log.warn("warm-up: the replay part stopped after {}: {}", figures, stopped);
-      return figures + " (stopped: " + stopped + ")";
-    }
-    return figures;
+    return partEnded("replay", String.format("%d order histories replayed in %.1f s", done,
+        (System.nanoTime() - start) / 1e9), stopped);
+  }
+
+  /** A part's figures for the banner; a part that ended early says why, and the log says it too. */
+  private static String partEnded(String part, String figures, String stopped) {
+    if (stopped == null) return figures;
+    log.warn("warm-up: the {} part stopped after {}: {}", part, figures, stopped);
+    return figures + " (stopped: " + stopped + ")";
   }
 
   /** The engine client's spans get a parent that is not sampled: none is recorded. */
@@ -312,12 +310,8 @@ final class WarmUp {
     for (Thread t : clients) t.join();
     Map<String, Long> counted = new TreeMap<>();
     answers.forEach((k, v) -> counted.put(k, v.get()));
-    String figures = String.format("%d sold-out creates from %d buyers in %.1f s, answers by status %s", sent.get(),
-        BUYERS, (System.nanoTime() - start) / 1e9, counted);
-    if (notSoldOutInARow.get() >= GIVE_UP_AFTER) {
-      log.warn("warm-up stopped early: {} answers in a row were not 409 SOLD_OUT ({})", GIVE_UP_AFTER, figures);
-      return "stopped early, " + GIVE_UP_AFTER + " answers in a row not 409: " + figures;
-    }
-    return figures;
+    return partEnded("sold-out", String.format("%d sold-out creates from %d buyers in %.1f s, answers by status %s",
+        sent.get(), BUYERS, (System.nanoTime() - start) / 1e9, counted),
+        notSoldOutInARow.get() >= GIVE_UP_AFTER ? GIVE_UP_AFTER + " answers in a row were not 409 SOLD_OUT" : null);
   }
 }

@@ -53,10 +53,7 @@ public class BenchCommand extends StackScriptCommand {
   @Override
   protected void run(io.dropwizard.core.setup.Bootstrap<FlashsaleConfiguration> bootstrap, Namespace ns,
       FlashsaleConfiguration cfg) throws Exception {
-    // before the application runs: B3's orders stay UNKNOWN until the storm's notices converge them;
-    // without B3 an UNKNOWN charge is queried as in production (B2's charges the channel never took end FAILED)
-    List<String> scenarios = scenarios(ns.getString("scenarios")); // an unknown one is refused before the stack starts
-    if (scenarios.isEmpty() || scenarios.contains("b3")) cfg.orders.unknownFirstQuery = io.dropwizard.util.Duration.minutes(10);
+    scenarios(ns.getString("scenarios")); // an unknown one is refused before the stack starts
     // spans are still made and carried (as in production without a collector), not logged: a line
     // per span would be most of the console and of the service's CPU the bench measures
     cfg.tracing.exporter = FlashsaleConfiguration.TracingSettings.Exporter.NONE;

@@ -119,10 +119,9 @@ final class ProductionShape {
     List<String> rest = args.subList(main + 2, args.size());
     for (int i = 0; i < rest.size(); i++) {
       String a = rest.get(i);
-      // --cluster as written or abbreviated (the parser takes a unique prefix): the twin must not start its own
-      if (a.length() > 3 && "--cluster".startsWith(a) || a.startsWith("--out=")) continue;
-      if (a.equals("--out")) {
-        i++;
+      if (names(a, "--cluster")) continue; // the twin must not start its own
+      if (names(a, "--out")) { // the twin writes to its own folder
+        if (!a.contains("=")) i++;
         continue;
       }
       result.add(a);
@@ -130,5 +129,11 @@ final class ProductionShape {
     result.add("--out");
     result.add(out.toString());
     return result;
+  }
+
+  /** The argument is the option as written or abbreviated (the parser takes a unique prefix), with or without "=value". */
+  static boolean names(String arg, String option) {
+    String name = arg.contains("=") ? arg.substring(0, arg.indexOf('=')) : arg;
+    return name.length() > 3 && name.startsWith("--") && option.startsWith(name);
   }
 }

@@ -34,6 +34,14 @@ class ProductionShapeTest {
   }
 
   @Test
+  void anAbbreviatedOutFolderGoesToo() {
+    List<String> twin = ProductionShape.twinArguments(List.of("java"),
+        List.of(MAIN, "bench", "--ou", "x", "--open-loop-seconds", "0", "--ou=y"), Path.of("/t"));
+    assertEquals(List.of("java", "-Ddw.temporal.engine=dev-server", MAIN, "bench", "--open-loop-seconds", "0",
+        "--out", "/t"), twin);
+  }
+
+  @Test
   void anotherCommandIsRefused() {
     assertThrows(IllegalStateException.class,
         () -> ProductionShape.twinArguments(List.of("java"), List.of(MAIN, "server", "--cluster"), Path.of("/t")));

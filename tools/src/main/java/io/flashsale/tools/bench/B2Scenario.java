@@ -54,12 +54,8 @@ final class B2Scenario {
     // recorded it, queried as UNKNOWN); reconcile after the run holds the money side
     long t0 = System.nanoTime() - (long) (b.seconds() * 1e9);
     Map<String, String> status = ctx.awaitUntil(() -> ctx.statuses(sku), s -> Invariants.unended(payAnswers, s) == 0);
-    long paid = 0;
-    long failed = 0;
-    for (String id : payAnswers.keySet()) {
-      if ("PAID".equals(status.get(id))) paid++;
-      if ("FAILED".equals(status.get(id))) failed++;
-    }
+    long paid = Invariants.endedAs("PAID", payAnswers, status);
+    long failed = Invariants.endedAs("FAILED", payAnswers, status);
     // the window closes when the channel's callbacks were applied too (as duplicates of the pay answer)
     long callbacks = ctx.awaitCount("SELECT count(*) FROM payment_notification n JOIN orders o ON o.order_id = n.merchant_order"
         + " WHERE o.sku = ? AND n.effect IS NOT NULL", paid, sku);

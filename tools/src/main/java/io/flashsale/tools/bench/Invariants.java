@@ -123,8 +123,12 @@ public final class Invariants {
 
   /** How many of the answered pays' orders are neither PAID nor FAILED (or have no row). */
   static long unended(Map<String, String> payAnswers, Map<String, String> statuses) {
-    return payAnswers.keySet().stream().map(statuses::get)
-        .filter(s -> !"PAID".equals(s) && !"FAILED".equals(s)).count();
+    return payAnswers.size() - endedAs("PAID", payAnswers, statuses) - endedAs("FAILED", payAnswers, statuses);
+  }
+
+  /** How many of the answered pays' orders have {@code status}. */
+  static long endedAs(String status, Map<String, String> payAnswers, Map<String, String> statuses) {
+    return payAnswers.keySet().stream().filter(id -> status.equals(statuses.get(id))).count();
   }
 
   /**

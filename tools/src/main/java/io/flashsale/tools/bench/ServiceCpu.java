@@ -35,34 +35,13 @@ public final class ServiceCpu {
     java.util.Map<String, Long> parts = new java.util.LinkedHashMap<>();
     // this JVM's own threads; its reaped children are not service work
     parts.put(CpuSplit.JVM, os.getProcessCpuTime());
-    Set<Long> postgres = tree(extraRoots.get());
-    Set<Long> engineDatabase = tree(engineDatabaseRoots.get());
-    for (ProcessHandle p : serviceProcesses(client)) {
-      String part = engineDatabase.contains(p.pid()) ? CpuSplit.TEMPORAL_POSTGRES : part(p, postgres);
-      parts.merge(part, ProcStat.cpuNanos(p.pid()).orElse(0), Long::sum);
-    }
+    serviceProcesses(client).forEach((p, part) -> parts.merge(part, ProcStat.cpuNanos(p.pid()).orElse(0), Long::sum));
     long clientCpu = 0; // null: no client, the service alone
     if (client != null) {
       clientCpu = ProcStat.cpuNanos(client.pid()).orElse(0);
       for (ProcessHandle p : client.descendants().toList()) clientCpu += ProcStat.cpuNanos(p.pid()).orElse(0);
     }
     return new CpuSplit.Sample(wall, parts, clientCpu);
-  }
-
-  /** The roots (postmasters) and their descendants (backends). */
-  private static Set<Long> tree(List<ProcessHandle> roots) {
-    Set<Long> pids = new java.util.HashSet<>();
-    for (ProcessHandle r : roots) {
-      pids.add(r.pid());
-      r.descendants().forEach(d -> pids.add(d.pid()));
-    }
-    return pids;
-  }
-
-  /** Which part of the service a process is: PostgreSQL (its tree, or by name), Temporal (by name), else other. */
-  static String part(ProcessHandle p, Set<Long> postgresTree) {
-    if (postgresTree.contains(p.pid())) return CpuSplit.POSTGRES;
-    return part(p.info().command().orElse(""));
   }
 
   static String part(String command) {
@@ -72,29 +51,39 @@ public final class ServiceCpu {
     return CpuSplit.OTHER;
   }
 
-  /** The service's processes besides this JVM; the client and its descendants excluded. */
-  public List<ProcessHandle> serviceProcesses(ProcessHandle client) {
+  /**
+   * The service's processes besides this JVM, each with its part, from one walk of each tree: the
+   * engine's database (its backends are named postgres too), then the orders' PostgreSQL, then
+   * this JVM's descendants by name; the client and its descendants excluded.
+   */
+  private java.util.Map<ProcessHandle, String> serviceProcesses(ProcessHandle client) {
     Set<Long> clientSide = new LinkedHashSet<>();
     if (client != null) {
       clientSide.add(client.pid());
       client.descendants().forEach(p -> clientSide.add(p.pid()));
     }
-    Set<Long> seen = new LinkedHashSet<>();
-    List<ProcessHandle> out = new java.util.ArrayList<>();
-    List<ProcessHandle> roots = new java.util.ArrayList<>(extraRoots.get());
-    roots.addAll(engineDatabaseRoots.get());
-    java.util.stream.Stream.concat(ProcessHandle.current().descendants(),
-            roots.stream().flatMap(r -> java.util.stream.Stream.concat(java.util.stream.Stream.of(r), r.descendants())))
-        .filter(p -> !clientSide.contains(p.pid()) && p.pid() != ProcessHandle.current().pid())
-        .filter(p -> seen.add(p.pid()))
-        .forEach(out::add);
+    clientSide.add(ProcessHandle.current().pid());
+    java.util.Map<Long, ProcessHandle> byPid = new java.util.HashMap<>();
+    java.util.Map<ProcessHandle, String> out = new java.util.LinkedHashMap<>();
+    java.util.function.BiConsumer<ProcessHandle, String> add = (p, part) -> {
+      if (!clientSide.contains(p.pid()) && byPid.putIfAbsent(p.pid(), p) == null) out.put(p, part);
+    };
+    for (ProcessHandle r : engineDatabaseRoots.get()) {
+      add.accept(r, CpuSplit.TEMPORAL_POSTGRES);
+      r.descendants().forEach(d -> add.accept(d, CpuSplit.TEMPORAL_POSTGRES));
+    }
+    for (ProcessHandle r : extraRoots.get()) {
+      add.accept(r, CpuSplit.POSTGRES);
+      r.descendants().forEach(d -> add.accept(d, CpuSplit.POSTGRES));
+    }
+    ProcessHandle.current().descendants().forEach(p -> add.accept(p, part(p.info().command().orElse(""))));
     return out;
   }
 
   /** "java + 1 temporal + 9 postgres": what the service's CPU is summed over. */
   public String describe() {
     java.util.Map<String, Integer> byName = new java.util.TreeMap<>();
-    for (ProcessHandle p : serviceProcesses(null)) {
+    for (ProcessHandle p : serviceProcesses(null).keySet()) {
       String cmd = p.info().command().orElse("?");
       byName.merge(cmd.substring(cmd.lastIndexOf('/') + 1), 1, Integer::sum);
     }
