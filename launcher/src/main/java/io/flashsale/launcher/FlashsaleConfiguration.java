@@ -57,7 +57,12 @@ public class FlashsaleConfiguration extends Configuration {
    * 0s: maxCreatesInFlight alone (docs/DESIGN.md §Overload).
    */
   @NotNull @JsonProperty public Duration createLatencyBudget = Duration.seconds(1);
-  /** The bound's floor: a quiet or cold service admits a burst of this many (the bench's 64 clients). */
+  /**
+   * The bound's floor while the service is not overloaded: a quiet or cold service admits a burst
+   * of this many. Once it refuses creates or answers one past its deadline, the measured rate
+   * rules, down to a quarter of it
+   * (docs/DESIGN.md §Overload, "The floor, quiet and under load").
+   */
   @Min(1) @JsonProperty public int minCreatesInFlight = 64;
   /**
    * One principal's share of the creates in flight; past it 429 with Retry-After (one token cannot

@@ -3,6 +3,7 @@ package io.flashsale.api.resources;
 import io.flashsale.api.auth.Caller;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.LongSupplier;
 
@@ -12,9 +13,13 @@ import java.util.function.LongSupplier;
  * creates. Under overload C is the engine's ceiling, so the bound is {@code C x budget}: an
  * admitted create is answered within about the budget, far inside the engine call's deadline, and
  * every create past the bound is refused at once (503, Retry-After) instead of waiting in a queue
- * until its client gives up. C is measured here, over the last {@link #WINDOW_NANOS}; the bound
- * never falls below {@code floor} (a quiet or cold service admits a burst of that many) nor rises
- * above {@code max} (maxCreatesInFlight). Under the bound each principal has a share
+ * until its client gives up. C is measured here, over the last {@link #WINDOW_NANOS}. A service
+ * that neither refused a create at the bound nor answered one past its deadline in the last window
+ * admits at least {@code floor} (a quiet or cold service takes a burst of that many, since its C
+ * measures its demand, not the engine); one that did is at its ceiling, so C is the engine's and the
+ * bound follows it down to a quarter of the floor (docs/DESIGN.md §Overload, "The floor, quiet and
+ * under load"). It never rises above {@code max}
+ * (maxCreatesInFlight). Under the bound each principal has a share
  * (maxCreatesInFlightPerPrincipal), so one token cannot hold every place while others wait.
  */
 public final class CreateAdmission {
@@ -24,6 +29,8 @@ public final class CreateAdmission {
   private static final long BUCKET_NANOS = WINDOW_NANOS / BUCKETS;
 
   private final int floor;
+  /** The bound's floor while the service is refusing creates: the measured C rules, not the burst floor. */
+  private final int loadedFloor;
   private final int max;
   private final double budgetSeconds;
   private final LongSupplier nanoTime;
@@ -48,6 +55,11 @@ public final class CreateAdmission {
    */
   private final AtomicLongArray completions = new AtomicLongArray(BUCKETS);
   private final AtomicLongArray bucketStart = new AtomicLongArray(BUCKETS);
+  /**
+   * When a create was last refused at the bound or answered past its deadline (nanoTime); a window
+   * before the start at first.
+   */
+  private final AtomicLong lastOverload;
 
   /** A fixed bound of {@code max} creates in flight (budget 0: no rate-derived bound). */
   public static CreateAdmission fixed(int max) {
@@ -65,9 +77,11 @@ public final class CreateAdmission {
   CreateAdmission(int floor, int max, long budgetMillis, int sharePerPrincipal, LongSupplier nanoTime) {
     this.share = Math.max(1, sharePerPrincipal);
     this.floor = Math.min(floor, max);
+    this.loadedFloor = Math.max(1, this.floor / 4);
     this.max = max;
     this.budgetSeconds = budgetMillis / 1000.0;
     this.nanoTime = nanoTime;
+    this.lastOverload = new AtomicLong(nanoTime.getAsLong() - 2 * WINDOW_NANOS);
   }
 
   /** Room for one more create under the bound now: take it (and {@link #done} it), or be refused. */
@@ -75,7 +89,10 @@ public final class CreateAdmission {
     int bound = bound();
     while (true) {
       int n = inFlight.get();
-      if (n >= bound) return false;
+      if (n >= bound) {
+        overloaded();
+        return false;
+      }
       if (inFlight.compareAndSet(n, n + 1)) return true;
     }
   }
@@ -120,11 +137,30 @@ public final class CreateAdmission {
     if (engineAnswered) count(nanoTime.getAsLong());
   }
 
-  /** The bound right now: the measured completion rate times the budget, within [floor, max]. */
+  /**
+   * The bound right now: the measured completion rate times the budget, within [floor, max]; within
+   * [floor / 4, max] while the service is {@link #underLoad under load}.
+   */
   public int bound() {
     if (budgetSeconds <= 0) return max;
     long derived = (long) Math.ceil(completionsPerSecond() * budgetSeconds);
-    return (int) Math.max(floor, Math.min(max, derived));
+    return (int) Math.max(underLoad() ? loadedFloor : floor, Math.min(max, derived));
+  }
+
+  /**
+   * An admitted create was answered past its deadline (503, its call still going): the creates in
+   * flight are a longer queue than the engine finishes in time, so the measured rate rules.
+   */
+  public void overloaded() {
+    lastOverload.set(nanoTime.getAsLong());
+  }
+
+  /**
+   * A create was refused at the bound or answered past its deadline within the last window: demand
+   * is past what the engine finishes.
+   */
+  boolean underLoad() {
+    return nanoTime.getAsLong() - lastOverload.get() < WINDOW_NANOS;
   }
 
   public int inFlight() {

@@ -213,6 +213,7 @@ public class OrderResource {
     } catch (WorkflowServiceException | Orders.DeadlineExceeded e) {
       // its reserve may have committed: this buyer's next tries read the key, so they get the order
       if (principalView != null) principalView.noteOrdered(caller.tenant(), caller.subject());
+      if (e instanceof Orders.DeadlineExceeded) admission.overloaded(); // the queue outgrew the deadline
       log.warn("create {}/{} key {}: engine unavailable: {}", caller.tenant(), caller.subject(), requestKey, e.toString());
       throw engineUnavailable("the order engine did not answer; retry with the same key");
     }

@@ -18,7 +18,50 @@ class CreateAdmissionTest {
     assertFalse(a.tryAdmit(), "no rate measured yet: the floor is the bound");
     assertEquals(4, a.inFlight());
     a.done(true);
+    now.addAndGet(CreateAdmission.WINDOW_NANOS + 1);
+    assertFalse(a.underLoad(), "no refusal within the last window");
     assertTrue(a.tryAdmit(), "a finished create frees its place");
+  }
+
+  @Test
+  void aServiceThatRefusesFollowsTheEngineBelowItsFloor() {
+    CreateAdmission a = new CreateAdmission(64, 256, 1_000, now::get);
+    // 20 completions/s for two seconds, never 64 at once: the floor holds, the rate measures demand
+    for (int i = 0; i < 40; i++) {
+      assertTrue(a.tryAdmit());
+      now.addAndGet(50_000_000L);
+      a.done(true);
+    }
+    assertEquals(64, a.bound(), "quiet: a burst of the floor is admitted");
+    for (int i = 0; i < 64; i++) assertTrue(a.tryAdmit());
+    assertFalse(a.tryAdmit(), "the 65th is refused");
+    assertTrue(a.underLoad());
+    int loaded = a.bound();
+    assertTrue(loaded >= 18 && loaded <= 21, "refusing: the bound is the engine's 20/s x 1 s, below the floor, got " + loaded);
+    for (int i = 0; i < 64; i++) a.done(false); // the engine stopped answering: no completions
+    now.addAndGet(CreateAdmission.WINDOW_NANOS + 1);
+    assertFalse(a.underLoad());
+    assertEquals(64, a.bound(), "a window without a refusal: the floor again");
+    for (int i = 0; i < 64; i++) assertTrue(a.tryAdmit());
+    assertFalse(a.tryAdmit());
+    assertEquals(16, a.bound(), "refusing with no completion measured: a quarter of the floor, never nothing");
+  }
+
+  @Test
+  void aCreateAnsweredPastItsDeadlineSaysTheQueueIsTooLong() {
+    CreateAdmission a = new CreateAdmission(64, 256, 1_000, now::get);
+    for (int i = 0; i < 40; i++) { // the engine finishes 20/s, never 64 at once: no refusal
+      assertTrue(a.tryAdmit());
+      now.addAndGet(50_000_000L);
+      a.done(true);
+    }
+    assertEquals(64, a.bound());
+    a.overloaded(); // 64 closed-loop clients: never refused, but a create waited past its deadline
+    assertTrue(a.underLoad());
+    int bound = a.bound();
+    assertTrue(bound >= 18 && bound <= 21, "the engine's 20/s x 1 s rules, got " + bound);
+    now.addAndGet(CreateAdmission.WINDOW_NANOS + 1);
+    assertEquals(64, a.bound(), "a window later, with no overload: the floor");
   }
 
   @Test

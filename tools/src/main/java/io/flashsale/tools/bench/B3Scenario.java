@@ -86,8 +86,9 @@ final class B3Scenario {
       if (id.equals(NOT_CREATED)) notCreated++;
       if (id.equals(NOT_CREATED) || id.equals(NO_ORDER) || id.startsWith("ERROR_") || ClosedLoop.noAnswer(id)) continue;
       String txn = charged.get(id);
-      if (txn == null) { // the pay never reached the channel: no charge to notify
+      if (txn == null) { // no charge in the statement yet: no notice for the storm, so its queries settle it
         setupFailures.add("NO_CHARGE");
+        ctx.channel.post("/_faults", Map.of("merchant_order", id, "query_unavailable", false));
         continue;
       }
       String body = HttpJson.JSON.writeValueAsString(Map.of("notify_id", STORM_NOTICE + sku + "-" + id, "merchant_order", id,
@@ -97,6 +98,9 @@ final class B3Scenario {
     Collections.shuffle(notices, new Random(run));
     int total = notices.size();
     int settled = total / Math.max(1, copies);
+    // the storm is what settles its orders: each must still be UNKNOWN (a channel without the
+    // fault would have answered their queries, and the storm would only send copies)
+    long unknownBeforeTheStorm = ctx.count("SELECT count(*) FROM orders WHERE sku = ? AND status = 'UNKNOWN'", sku);
     ctx.mark(Load.MARK_START);
     String arrivalsOfTheStorm = "SELECT count(*) FROM payment_notification n JOIN orders o ON o.order_id = n.merchant_order"
         + " WHERE o.sku = ?";
@@ -131,6 +135,9 @@ final class B3Scenario {
     List<String> notes = new ArrayList<>(List.of(settled + " orders x " + copies + " copies from " + storm.generator(),
         arrivals + " arrivals, " + atArrival + " answered at arrival, " + (applied - atArrival) + " applied by their workflow"));
     if (notCreated > 0) broken.add(notCreated + " of " + orders + " storm orders were not created");
+    if (unknownBeforeTheStorm < settled) {
+      broken.add("only " + unknownBeforeTheStorm + " of the storm's " + settled + " orders were UNKNOWN before it: settled otherwise");
+    }
     if (!setupFailures.isEmpty()) {
       notes.add((orders - settled) + " of " + orders + " orders left out of the storm, setup without an answer "
           + Stats.outcomes(setupFailures.stream().map(f -> new Timed(f, 0)).toList()));
@@ -155,7 +162,11 @@ final class B3Scenario {
   /** The channel's statement: each charged merchant order's txn. */
   private Map<String, String> chargesInTheStatement() {
     Map<String, String> txns = new HashMap<>();
-    for (JsonNode row : ctx.channel.get("/statement").body().path("rows")) {
+    HttpJson.Reply statement = ctx.channel.get("/statement");
+    if (statement.status() != 200 || statement.body() == null) {
+      throw new IllegalStateException("the channel's statement answered " + statement.status() + ": " + statement.raw());
+    }
+    for (JsonNode row : statement.body().path("rows")) {
       if (row.path("type").asText().equals("CHARGE")) txns.put(row.path("merchant_order").asText(), row.path("txn").asText());
     }
     return txns;

@@ -44,7 +44,7 @@ final class LoadContext implements AutoCloseable {
     this.at = at;
     this.api = new HttpJson(at.api(), null, Load.REQUEST_TIMEOUT);
     this.admin = new HttpJson(at.admin(), adminToken(), Load.REQUEST_TIMEOUT);
-    // the merchant key: B3 asks the channel for a charge's txn like the service does
+    // the merchant key: B3 reads the charges' txns from the channel's statement, as a merchant does
     this.channel = new HttpJson(at.channel(), at.merchantKey(), Load.REQUEST_TIMEOUT);
     this.checks = new Database(at.jdbcUrl(), at.dbUser(), at.dbPassword(), 2);
     this.out = out;
