@@ -60,7 +60,7 @@ public class FlashsaleConfiguration extends Configuration {
   /**
    * The bound's floor while the service is not overloaded: a quiet or cold service admits a burst
    * of this many. Once it refuses creates or answers one past its deadline, the measured rate
-   * rules, down to a quarter of it
+   * rules, down to a quarter of it (at least 4)
    * (docs/DESIGN.md §Overload, "The floor, quiet and under load").
    */
   @Min(1) @JsonProperty public int minCreatesInFlight = 64;

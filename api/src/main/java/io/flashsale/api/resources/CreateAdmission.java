@@ -17,8 +17,8 @@ import java.util.function.LongSupplier;
  * that neither refused a create at the bound nor answered one past its deadline in the last window
  * admits at least {@code floor} (a quiet or cold service takes a burst of that many, since its C
  * measures its demand, not the engine); one that did is at its ceiling, so C is the engine's and the
- * bound follows it down to a quarter of the floor (docs/DESIGN.md §Overload, "The floor, quiet and
- * under load"). It never rises above {@code max}
+ * bound follows it down to a quarter of the floor, at least 4 (docs/DESIGN.md §Overload, "The
+ * floor, quiet and under load"). It never rises above {@code max}
  * (maxCreatesInFlight). Under the bound each principal has a share
  * (maxCreatesInFlightPerPrincipal), so one token cannot hold every place while others wait.
  */
@@ -77,7 +77,8 @@ public final class CreateAdmission {
   CreateAdmission(int floor, int max, long budgetMillis, int sharePerPrincipal, LongSupplier nanoTime) {
     this.share = Math.max(1, sharePerPrincipal);
     this.floor = Math.min(floor, max);
-    this.loadedFloor = Math.max(1, this.floor / 4);
+    // a small bound keeps its floor: a quarter of 2 would leave a create's place racing its answer
+    this.loadedFloor = Math.max(Math.min(this.floor, 4), this.floor / 4);
     this.max = max;
     this.budgetSeconds = budgetMillis / 1000.0;
     this.nanoTime = nanoTime;
@@ -139,7 +140,7 @@ public final class CreateAdmission {
 
   /**
    * The bound right now: the measured completion rate times the budget, within [floor, max]; within
-   * [floor / 4, max] while the service is {@link #underLoad under load}.
+   * [floor / 4 (at least 4, or the floor when smaller), max] while the service is {@link #underLoad under load}.
    */
   public int bound() {
     if (budgetSeconds <= 0) return max;
@@ -148,8 +149,9 @@ public final class CreateAdmission {
   }
 
   /**
-   * An admitted create was answered past its deadline (503, its call still going): the creates in
-   * flight are a longer queue than the engine finishes in time, so the measured rate rules.
+   * A create was refused at the bound before it asked for a place ({@link #full}), or an admitted
+   * one was answered past its deadline (503, its call still going): the creates in flight are a
+   * longer queue than the engine finishes in time, so the measured rate rules.
    */
   public void overloaded() {
     lastOverload.set(nanoTime.getAsLong());

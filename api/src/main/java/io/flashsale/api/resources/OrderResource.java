@@ -162,6 +162,7 @@ public class OrderResource {
         && principalView.hasNoOrder(caller.tenant(), caller.subject(), anyPollWithinItsBound())) {
       // overloaded on a SKU that is on sale, and the buyer has no order: refused before any read, so a
       // crowd's retries cost the pool nothing (DESIGN.md §Overload); a buyer who may have one reads its key
+      admission.overloaded(); // a refusal at the bound like tryAdmit's: the service stays under load
       return overloadedAnswer();
     } else {
       gateFromDatabase.inc();

@@ -18,9 +18,14 @@ class CreateAdmissionTest {
     assertFalse(a.tryAdmit(), "no rate measured yet: the floor is the bound");
     assertEquals(4, a.inFlight());
     a.done(true);
-    now.addAndGet(CreateAdmission.WINDOW_NANOS + 1);
-    assertFalse(a.underLoad(), "no refusal within the last window");
-    assertTrue(a.tryAdmit(), "a finished create frees its place");
+    assertTrue(a.underLoad(), "just refused");
+    assertTrue(a.tryAdmit(), "a finished create frees its place: a floor of 4 is its own floor under load too");
+    assertFalse(a.tryAdmit());
+    CreateAdmission two = new CreateAdmission(2, 2, 1_000, now::get);
+    assertTrue(two.tryAdmit());
+    assertTrue(two.tryAdmit());
+    assertFalse(two.tryAdmit());
+    assertEquals(2, two.bound(), "a bound of 2 keeps 2 under load: its places never race their answers");
   }
 
   @Test
