@@ -32,11 +32,7 @@ class CreateAdmissionTest {
   void aServiceThatRefusesFollowsTheEngineBelowItsFloor() {
     CreateAdmission a = new CreateAdmission(64, 256, 1_000, now::get);
     // 20 completions/s for two seconds, never 64 at once: the floor holds, the rate measures demand
-    for (int i = 0; i < 40; i++) {
-      assertTrue(a.tryAdmit());
-      now.addAndGet(50_000_000L);
-      a.done(true);
-    }
+    completeOneByOne(a, 40, 50_000_000L);
     assertEquals(64, a.bound(), "quiet: a burst of the floor is admitted");
     for (int i = 0; i < 64; i++) assertTrue(a.tryAdmit());
     assertFalse(a.tryAdmit(), "the 65th is refused");
@@ -73,11 +69,7 @@ class CreateAdmissionTest {
   void theBoundIsTheCompletionRateTimesTheBudget() {
     CreateAdmission a = new CreateAdmission(4, 1_000, 500, now::get);
     // 100 completions/s for two seconds: 200 within the window
-    for (int i = 0; i < 200; i++) {
-      assertTrue(a.tryAdmit());
-      now.addAndGet(10_000_000L);
-      a.done(true);
-    }
+    completeOneByOne(a, 200, 10_000_000L);
     assertEquals(100, a.completionsPerSecond(), 10);
     int bound = a.bound();
     assertTrue(bound >= 45 && bound <= 55, "100/s x 0.5 s = 50, got " + bound);
@@ -131,5 +123,14 @@ class CreateAdmissionTest {
     a.done(one, true);
     assertEquals(CreateAdmission.Admission.ADMITTED, a.tryAdmit(one), "a finished create frees its share's place");
     assertEquals(CreateAdmission.Admission.OVERLOADED, a.tryAdmit(one));
+  }
+
+  /** {@code count} creates admitted and answered one at a time, {@code nanosApart} apart: a rate of 1e9 / nanosApart. */
+  private void completeOneByOne(CreateAdmission a, int count, long nanosApart) {
+    for (int i = 0; i < count; i++) {
+      assertTrue(a.tryAdmit());
+      now.addAndGet(nanosApart);
+      a.done(true);
+    }
   }
 }
