@@ -33,10 +33,14 @@ public final class EmbeddedStack implements LocalStack {
   private final TemporalEngine engine;
   private final int temporalPort;
 
+  /** PostgreSQL's port when this stack reserved it (port 0 configured), released at close; else 0. */
+  private final int reservedPgPort;
+
   private EmbeddedStack(SupervisedPostgres postgres, DevServer devServer, LoopbackTestServer testServer,
       ChannelStub channel, File dataDir, File postgresDir, TemporalEngine engine, int temporalPort,
-      java.nio.channels.FileChannel lockFile) {
+      java.nio.channels.FileChannel lockFile, int reservedPgPort) {
     this.postgres = postgres;
+    this.reservedPgPort = reservedPgPort;
     this.devServer = devServer;
     this.testServer = testServer;
     this.channel = channel;
@@ -143,9 +147,13 @@ public final class EmbeddedStack implements LocalStack {
         : new File(cfg.database.embeddedDataDir).getAbsoluteFile();
     pgDir.mkdirs();
     SupervisedPostgres postgres = null;
+    // port 0: one reserved across processes (LocalPorts), not the first free one PostgreSQL's
+    // start finds: that one is free only until another process starting a PostgreSQL finds it too
+    int reservedPgPort = cfg.database.embeddedPort > 0 ? 0 : LocalPorts.shared().reserve();
+    int pgPort = reservedPgPort > 0 ? reservedPgPort : cfg.database.embeddedPort;
     try {
       stopLeftoverPostmaster(pgDir.toPath());
-      postgres = SupervisedPostgres.start(new SupervisedPostgres.Settings(pgDir.toPath(), cfg.database.embeddedPort,
+      postgres = SupervisedPostgres.start(new SupervisedPostgres.Settings(pgDir.toPath(), pgPort,
           cfg.database.embeddedDurable, cfg.database.superviseEmbedded));
 
       // the service's own merchant key and callback URL: the stub answers and calls back nobody else;
@@ -154,12 +162,14 @@ public final class EmbeddedStack implements LocalStack {
           cfg.channel.merchantKey, cfg.channel.callbackSecret, java.util.Set.of(cfg.channel.notifyUrl), null,
           data.resolve("channel-ledger.jsonl")));
       log.info("channel stub at {} (ledger {})", channel.baseUrl(), data.resolve("channel-ledger.jsonl"));
-      return new EmbeddedStack(postgres, dev, test, channel, data.toFile(), pgDir, engine, temporalPort, lockFile);
+      return new EmbeddedStack(postgres, dev, test, channel, data.toFile(), pgDir, engine, temporalPort, lockFile,
+          reservedPgPort);
     } catch (IOException | RuntimeException e) {
       // children run in their own process groups: a failed start must not leave them behind
       if (postgres != null) postgres.close();
       if (dev != null) dev.close();
       if (test != null) test.close();
+      if (reservedPgPort > 0) LocalPorts.shared().release(reservedPgPort);
       throw e;
     }
   }
@@ -255,8 +265,9 @@ public final class EmbeddedStack implements LocalStack {
     if (devServer != null) devServer.close();
     try {
       postgres.close();
+      if (reservedPgPort > 0) LocalPorts.shared().release(reservedPgPort);
     } catch (IOException e) {
-      log.warn("embedded PostgreSQL did not stop cleanly", e);
+      log.warn("embedded PostgreSQL did not stop cleanly", e); // its port stays reserved
     }
     try {
       lockFile.close(); // releases the folder's lock

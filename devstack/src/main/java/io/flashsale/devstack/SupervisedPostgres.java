@@ -143,8 +143,15 @@ public final class SupervisedPostgres implements AutoCloseable {
     config.put("synchronous_commit", "on");
     config.put("fsync", durable ? "on" : "off");
     config.put("full_page_writes", durable ? "on" : "off");
+    // one address, the one the JDBC URL names: with "localhost" on a host that also resolves ::1, a
+    // port taken on one address would only be warned about, and the service would connect to the
+    // PostgreSQL that holds 127.0.0.1 (another process's); with one address that start fails
+    config.put("listen_addresses", LOOPBACK);
     return config;
   }
+
+  /** The one address the postmaster listens on and the service connects to. */
+  static final String LOOPBACK = "127.0.0.1";
 
   public static SupervisedPostgres start(Settings settings) throws IOException {
     return start(settings, START_WAIT_SECONDS);
@@ -161,6 +168,7 @@ public final class SupervisedPostgres implements AutoCloseable {
     if (settings.port() > 0) builder.setPort(settings.port());
     EmbeddedPostgres postgres = builder.start();
     try {
+      requireOwnServer(postgres.getPort(), settings.dataDir());
       SupervisedPostgres pg = new SupervisedPostgres(postgres, settings, Postmaster.read(settings.dataDir()),
           startWaitSeconds);
       log.info("embedded PostgreSQL pid {} on port {} (data dir {}, {}, {})", pg.running.pid(), postgres.getPort(),
@@ -177,8 +185,33 @@ public final class SupervisedPostgres implements AutoCloseable {
     }
   }
 
+  /**
+   * The server on the port serves this data directory. A port taken meanwhile by another process
+   * fails the postmaster's bind, while the library's readiness check, which only connects, reaches
+   * whoever holds the port: without this the service would run on another PostgreSQL's data.
+   */
+  static void requireOwnServer(int port, Path dataDir) throws IOException {
+    String served;
+    try (java.sql.Connection c = java.sql.DriverManager.getConnection(jdbcUrl(port));
+        java.sql.Statement s = c.createStatement(); java.sql.ResultSet rs = s.executeQuery("SHOW data_directory")) {
+      rs.next();
+      served = rs.getString(1);
+    } catch (java.sql.SQLException e) {
+      throw new IOException("PostgreSQL on " + LOOPBACK + ":" + port + " did not answer after its start", e);
+    }
+    Path servedDir = Path.of(served);
+    if (!Files.exists(servedDir) || !Files.isSameFile(servedDir, dataDir)) {
+      throw new IOException("port " + port + " is held by another PostgreSQL (data directory " + served
+          + "), not the one started on " + dataDir + "; choose another port");
+    }
+  }
+
+  private static String jdbcUrl(int port) {
+    return "jdbc:postgresql://" + LOOPBACK + ":" + port + "/postgres?user=postgres";
+  }
+
   public String jdbcUrl() {
-    return postgres.getJdbcUrl("postgres", "postgres");
+    return jdbcUrl(postgres.getPort());
   }
 
   public int port() {

@@ -3,9 +3,11 @@ package io.flashsale.devstack;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import com.codahale.metrics.health.HealthCheck;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -60,7 +62,7 @@ class SupervisedPostgresTest {
       restarted = pg.pid();
       assertNotEquals(killed, restarted, "a new postmaster");
       assertEquals(port, pg.port());
-      try (Connection c = DriverManager.getConnection("jdbc:postgresql://localhost:" + port + "/postgres?user=postgres")) {
+      try (Connection c = DriverManager.getConnection("jdbc:postgresql://127.0.0.1:" + port + "/postgres?user=postgres")) {
         assertEquals(42L, scalar(c, "SELECT n FROM kept"), "the same data directory, on the same port");
       }
       HealthCheck.Result up = pg.healthCheck().execute();
@@ -197,7 +199,49 @@ class SupervisedPostgresTest {
   void settingsReplaceTheirEarlierValuesInThePostmastersOptions() {
     List<String> options = List.of("-p", "5432", "-F", "-c", "fsync=off", "-c", "timezone=UTC", "-c", "full_page_writes=off");
     assertEquals(List.of("-p", "5432", "-F", "-c", "timezone=UTC", "-c", "synchronous_commit=on", "-c", "fsync=on",
-        "-c", "full_page_writes=on"), SupervisedPostgres.withSettings(options, SupervisedPostgres.serverConfig(true)));
+        "-c", "full_page_writes=on", "-c", "listen_addresses=127.0.0.1"),
+        SupervisedPostgres.withSettings(options, SupervisedPostgres.serverConfig(true)));
+  }
+
+  @Test
+  void aPortAnotherPostgresHoldsFailsTheStartInsteadOfServingThatOnesData() throws Exception {
+    SupervisedPostgres other = SupervisedPostgres.start(new SupervisedPostgres.Settings(dir.resolve("other"), 0, false, false));
+    try {
+      Exception failed = null;
+      SupervisedPostgres pg = null;
+      try {
+        pg = SupervisedPostgres.start(new SupervisedPostgres.Settings(dir.resolve("postgres"), other.port(), false, false));
+      } catch (Exception e) {
+        failed = e;
+      } finally {
+        if (pg != null) pg.close();
+      }
+      // the new postmaster cannot bind the port (it exits, or on a host whose localhost is also ::1 it
+      // would have listened there alone); the library's readiness check reaches the other one
+      assertTrue(failed != null, "started on a port another PostgreSQL holds, serving that one's data");
+      assertTrue(other.state().up(), "the other PostgreSQL is left running");
+      // the check that tells them apart, whether or not the new postmaster is still there
+      IOException notOurs = assertThrows(IOException.class,
+          () -> SupervisedPostgres.requireOwnServer(other.port(), Files.createDirectories(dir.resolve("postgres"))));
+      assertTrue(notOurs.getMessage().contains("held by another PostgreSQL"), notOurs.getMessage());
+      SupervisedPostgres.requireOwnServer(other.port(), dir.resolve("other"));
+    } finally {
+      other.close();
+    }
+  }
+
+  @Test
+  void theJdbcUrlNamesTheOneAddressThePostmasterListensOn() throws Exception {
+    SupervisedPostgres pg = SupervisedPostgres.start(new SupervisedPostgres.Settings(dir.resolve("postgres"), 0, false, false));
+    try (Connection c = DriverManager.getConnection(pg.jdbcUrl())) {
+      assertTrue(pg.jdbcUrl().startsWith("jdbc:postgresql://127.0.0.1:" + pg.port() + "/"), pg.jdbcUrl());
+      try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SHOW listen_addresses")) {
+        rs.next();
+        assertEquals("127.0.0.1", rs.getString(1));
+      }
+    } finally {
+      pg.close();
+    }
   }
 
   private static long scalar(Connection c, String sql) throws SQLException {

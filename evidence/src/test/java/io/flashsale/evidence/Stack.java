@@ -122,6 +122,13 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
     java.nio.file.Files.createDirectories(root);
     dataDir = java.nio.file.Files.createTempDirectory(root.toAbsolutePath(), name + "-");
     start();
+    // a new data folder, a new PostgreSQL: an order already there is another process's database
+    long found = sql.count("SELECT count(*) FROM orders");
+    if (found != 0) {
+      stop();
+      throw new IllegalStateException("the new stack's database already holds " + found + " orders: "
+          + wiring.jdbcUrl() + " is not the PostgreSQL this stack started");
+    }
   }
 
   private int apiPort;

@@ -144,7 +144,10 @@ public class FlashsaleConfiguration extends Configuration {
      * row lock until commit; PostgreSQL runs one hot row fastest at about four at a time.
      */
     @Min(0) @JsonProperty public int hotRowConcurrency = 4;
-    /** Embedded PostgreSQL: port (0 = any free) and data directory (empty = &lt;dataDir&gt;/postgres). */
+    /**
+     * Embedded PostgreSQL: port (0 = a free one reserved across the processes of this machine that
+     * start local stacks) and data directory (empty = &lt;dataDir&gt;/postgres).
+     */
     @PortRange @JsonProperty public int embeddedPort = 0;
     @NotNull @JsonProperty public String embeddedDataDir = "";
     /**

@@ -210,7 +210,7 @@ public final class Cluster implements AutoCloseable {
     run(List.of("sh", settings.home().resolve(CERTS_SCRIPT).toString(), tls.dir().toString()), Map.of("KEYS_READABLE", "0"),
         logs.resolve("certificates.log"), Duration.ofSeconds(60), "the certificates");
     step("certificates of the deployment's CA in " + tls.dir() + " (" + CERTS_SCRIPT + ")", t0);
-    postgres = SupervisedPostgres.start(new SupervisedPostgres.Settings(data.resolve("temporal-postgres"), 0, true, true));
+    postgres = SupervisedPostgres.start(new SupervisedPostgres.Settings(data.resolve("temporal-postgres"), freePort(), true, true));
     started(postgres);
     String password = localPassword(data.resolve("temporal-db-password"));
     createDatabases(password);
