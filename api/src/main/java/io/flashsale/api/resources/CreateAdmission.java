@@ -14,11 +14,11 @@ import java.util.function.LongSupplier;
  * admitted create is answered within about the budget, far inside the engine call's deadline, and
  * every create past the bound is refused at once (503, Retry-After) instead of waiting in a queue
  * until its client gives up. C is measured here, over the last {@link #WINDOW_NANOS}. A service
- * that neither refused a create at the bound nor answered one past its deadline in the last window
- * admits at least {@code floor} (a quiet or cold service takes a burst of that many, since its C
- * measures its demand, not the engine); one that did is at its ceiling, so C is the engine's and the
- * bound follows it down to a quarter of the floor, at least 4 (docs/DESIGN.md §Overload, "The
- * floor, quiet and under load"). It never rises above {@code max}
+ * that neither refused a create at the bound nor answered many past their deadline (a quarter of
+ * the floor of them) in the last window admits at least {@code floor} (a quiet or cold service takes
+ * a burst of that many, since its C measures its demand, not the engine); one that did is at its
+ * ceiling, so C is the engine's and the bound follows it down to a quarter of the floor, at least 4
+ * (docs/DESIGN.md §Overload, "The floor, quiet and under load"). It never rises above {@code max}
  * (maxCreatesInFlight). Under the bound each principal has a share
  * (maxCreatesInFlightPerPrincipal), so one token cannot hold every place while others wait.
  */
@@ -56,10 +56,18 @@ public final class CreateAdmission {
   private final AtomicLongArray completions = new AtomicLongArray(BUCKETS);
   private final AtomicLongArray bucketStart = new AtomicLongArray(BUCKETS);
   /**
-   * When a create was last refused at the bound or answered past its deadline (nanoTime); a window
+   * When the service last found itself under load (nanoTime): a create refused at the bound, or the
+   * last of {@code loadedFloor} creates answered past their deadline within a window; a window
    * before the start at first.
    */
   private final AtomicLong lastOverload;
+  /**
+   * When the last {@code loadedFloor} creates were answered past their deadline (nanoTime), a ring.
+   * One late answer is a slow engine (a cold one in its first seconds): bounding by its rate would
+   * only refuse the buyers behind it; a queue past the deadline makes many late at once.
+   */
+  private final AtomicLongArray deadlineMisses;
+  private final AtomicInteger nextMiss = new AtomicInteger();
 
   /** A fixed bound of {@code max} creates in flight (budget 0: no rate-derived bound). */
   public static CreateAdmission fixed(int max) {
@@ -83,6 +91,8 @@ public final class CreateAdmission {
     this.budgetSeconds = budgetMillis / 1000.0;
     this.nanoTime = nanoTime;
     this.lastOverload = new AtomicLong(nanoTime.getAsLong() - 2 * WINDOW_NANOS);
+    this.deadlineMisses = new AtomicLongArray(loadedFloor);
+    for (int i = 0; i < loadedFloor; i++) deadlineMisses.set(i, lastOverload.get());
   }
 
   /** Room for one more create under the bound now: take it (and {@link #done} it), or be refused. */
@@ -91,7 +101,7 @@ public final class CreateAdmission {
     while (true) {
       int n = inFlight.get();
       if (n >= bound) {
-        overloaded();
+        refused();
         return false;
       }
       if (inFlight.compareAndSet(n, n + 1)) return true;
@@ -149,17 +159,30 @@ public final class CreateAdmission {
   }
 
   /**
-   * A create was refused at the bound before it asked for a place ({@link #full}), or an admitted
-   * one was answered past its deadline (503, its call still going): the creates in flight are a
-   * longer queue than the engine finishes in time, so the measured rate rules.
+   * A create was refused at the bound before it asked for a place ({@link #full}): demand is past
+   * the bound, so the measured rate rules.
    */
-  public void overloaded() {
+  public void refused() {
     lastOverload.set(nanoTime.getAsLong());
   }
 
   /**
-   * A create was refused at the bound or answered past its deadline within the last window: demand
-   * is past what the engine finishes.
+   * An admitted create was answered past its deadline (503, its call still going). When the last
+   * {@code loadedFloor} of them all came within a window, the creates in flight are a longer queue
+   * than the engine finishes in time (64 closed-loop clients, never refused, show it so), and the
+   * measured rate rules.
+   */
+  public void missedDeadline() {
+    long now = nanoTime.getAsLong();
+    int slot = Math.floorMod(nextMiss.getAndIncrement(), deadlineMisses.length());
+    deadlineMisses.set(slot, now);
+    long oldest = deadlineMisses.get((slot + 1) % deadlineMisses.length());
+    if (now - oldest < WINDOW_NANOS) lastOverload.set(now);
+  }
+
+  /**
+   * A create was refused at the bound, or {@code loadedFloor} were answered past their deadline,
+   * within the last window: demand is past what the engine finishes.
    */
   boolean underLoad() {
     return nanoTime.getAsLong() - lastOverload.get() < WINDOW_NANOS;

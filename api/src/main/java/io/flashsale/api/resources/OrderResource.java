@@ -162,7 +162,7 @@ public class OrderResource {
         && principalView.hasNoOrder(caller.tenant(), caller.subject(), anyPollWithinItsBound())) {
       // overloaded on a SKU that is on sale, and the buyer has no order: refused before any read, so a
       // crowd's retries cost the pool nothing (DESIGN.md §Overload); a buyer who may have one reads its key
-      admission.overloaded(); // a refusal at the bound like tryAdmit's: the service stays under load
+      admission.refused(); // a refusal at the bound like tryAdmit's: the service stays under load
       return overloadedAnswer();
     } else {
       gateFromDatabase.inc();
@@ -214,7 +214,7 @@ public class OrderResource {
     } catch (WorkflowServiceException | Orders.DeadlineExceeded e) {
       // its reserve may have committed: this buyer's next tries read the key, so they get the order
       if (principalView != null) principalView.noteOrdered(caller.tenant(), caller.subject());
-      if (e instanceof Orders.DeadlineExceeded) admission.overloaded(); // the queue outgrew the deadline
+      if (e instanceof Orders.DeadlineExceeded) admission.missedDeadline(); // many: the queue outgrew the deadline
       log.warn("create {}/{} key {}: engine unavailable: {}", caller.tenant(), caller.subject(), requestKey, e.toString());
       throw engineUnavailable("the order engine did not answer; retry with the same key");
     }

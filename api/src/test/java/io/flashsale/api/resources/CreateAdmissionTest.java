@@ -49,16 +49,21 @@ class CreateAdmissionTest {
   }
 
   @Test
-  void aCreateAnsweredPastItsDeadlineSaysTheQueueIsTooLong() {
+  void manyCreatesAnsweredPastTheirDeadlineSayTheQueueIsTooLongAFewSayTheEngineIsSlow() {
     CreateAdmission a = new CreateAdmission(64, 256, 1_000, now::get);
-    for (int i = 0; i < 40; i++) { // the engine finishes 20/s, never 64 at once: no refusal
-      assertTrue(a.tryAdmit());
-      now.addAndGet(50_000_000L);
-      a.done(true);
+    // a cold engine's slow creates, 14 a window: a slow engine, not a queue; the floor holds
+    for (int i = 0; i < 3 * 16; i++) {
+      a.missedDeadline();
+      now.addAndGet(CreateAdmission.WINDOW_NANOS / 14);
+      assertFalse(a.underLoad(), "14 late answers a window is not under load (miss " + i + ")");
     }
+    completeOneByOne(a, 40, 50_000_000L); // the engine finishes 20/s, never 64 at once: no refusal
     assertEquals(64, a.bound());
-    a.overloaded(); // 64 closed-loop clients: never refused, but a create waited past its deadline
-    assertTrue(a.underLoad());
+    // 64 closed-loop clients: never refused, but a quarter of the floor of them past the deadline at once
+    for (int i = 0; i < 15; i++) a.missedDeadline();
+    assertFalse(a.underLoad());
+    a.missedDeadline();
+    assertTrue(a.underLoad(), "16 late answers within a window");
     int bound = a.bound();
     assertTrue(bound >= 18 && bound <= 21, "the engine's 20/s x 1 s rules, got " + bound);
     now.addAndGet(CreateAdmission.WINDOW_NANOS + 1);
