@@ -107,7 +107,7 @@ class X04TwoInstancesTest {
         .compile("; (\\d+) runs with no effect through the engine in [0-9.]+ s( \\(stopped[^)]*\\))?").matcher(banner);
     // at least one run answered proves the path; a later run past the 5 s bound on a loaded machine is noted
     ev.check(engine.find() && Long.parseLong(engine.group(1)) > 0,
-        "B's warm-up ran the engine path too (runs answered through update-with-start): "
+        "B's warm-up ran the engine path too (echo runs and sold-out creates answered through update-with-start): "
             + (engine.find(0) ? engine.group(0) : "no such part in its banner"));
     if (engine.find(0) && engine.group(2) != null) ev.note("B's engine part stopped early: " + engine.group(2));
     java.util.regex.Matcher replays = java.util.regex.Pattern
@@ -116,9 +116,35 @@ class X04TwoInstancesTest {
         "B's warm-up replayed the order workflow's recorded histories, none refused: "
             + (replays.find(0) ? replays.group(0) : "no such part in its banner"));
     ev.equal(0L, stack.sql.count("SELECT count(*) FROM orders WHERE tenant = 'flashsale-warm-up'"), "the warm-up made no order");
+    // its creates ran order workflows that found no stock and ended (visibility follows the engine: polled)
+    Map<String, Long> warmUpRuns = new java.util.TreeMap<>();
+    stack.awaitTrue(() -> {
+      warmUpRuns.clear();
+      warmUpRuns.putAll(orderRunsByStatus("order:flashsale-warm-up:"));
+      return !warmUpRuns.isEmpty() && warmUpRuns.keySet().stream().allMatch(st -> st.endsWith("COMPLETED"));
+    }, 30_000, "the warm-up's creates: no ended order runs of the warm-up tenant listed");
+    ev.note("B's warm-up creates as the engine lists them: " + warmUpRuns);
+    ev.check(!warmUpRuns.isEmpty() && warmUpRuns.keySet().stream().allMatch(st -> st.endsWith("COMPLETED")),
+        "B's warm-up creates ran the order workflow, and each ended (SOLD_OUT, no row)");
     HttpJson.Reply health = new HttpJson("http://127.0.0.1:" + adminPort, null).get("/healthcheck");
     ev.check(health.body().path("warm-up").path("healthy").asBoolean(false),
         "B's warm-up health check is healthy once up: " + health.body().path("warm-up"));
+  }
+
+  /** The order runs whose workflow id starts so, counted by execution status. */
+  private static Map<String, Long> orderRunsByStatus(String idPrefix) {
+    Map<String, Long> byStatus = new java.util.TreeMap<>();
+    com.google.protobuf.ByteString page = com.google.protobuf.ByteString.EMPTY;
+    do {
+      var r = stack.wiring.temporal().service().blockingStub().listWorkflowExecutions(
+          io.temporal.api.workflowservice.v1.ListWorkflowExecutionsRequest.newBuilder().setNamespace("default")
+              .setQuery("WorkflowType = 'OrderWorkflow'").setPageSize(1000).setNextPageToken(page).build());
+      for (var info : r.getExecutionsList()) {
+        if (info.getExecution().getWorkflowId().startsWith(idPrefix)) byStatus.merge(info.getStatus().name(), 1L, Long::sum);
+      }
+      page = r.getNextPageToken();
+    } while (!page.isEmpty());
+    return byStatus;
   }
 
   /** CROWD buyers, each on A or B, for STOCK units: exactly STOCK orders, the rest SOLD_OUT. */

@@ -310,7 +310,11 @@ public class FlashsaleApplication extends Application<FlashsaleConfiguration> {
       io.flashsale.workflows.WarmUpRuns runs = new io.flashsale.workflows.WarmUpRuns(temporal.client());
       io.temporal.worker.Worker warmUpWorker = temporal.registerWarmUpWorker(runs.taskQueue(),
           TemporalRuntime.workerOptions(cfg.database.maxPoolSize, cfg.temporal));
-      engineWarmUp = runs::touch;
+      WarmUpCreates creates = new WarmUpCreates(orders, skus);
+      engineWarmUp = n -> { // an echo run, then a create that finds no stock
+        runs.touch(n);
+        creates.create(n);
+      };
       io.flashsale.workflows.WarmUpReplays replays = new io.flashsale.workflows.WarmUpReplays(temporal.client());
       replayWarmUp = replays::replay;
       afterWarmUp = () -> {

@@ -24,7 +24,8 @@ import org.slf4j.LoggerFactory;
  * authentication, the per-principal state and the sold-out answer are loaded and compiled when the
  * first buyers of a sale arrive. Nothing is ordered: every answer is 409 SOLD_OUT. Before that, a
  * few clients make up to {@link #ENGINE_RUNS} runs with no effect through the engine, each started
- * and answered by an update as a create is ({@link io.flashsale.workflows.WarmUpRuns}), so a
+ * and answered by an update as a create is ({@link io.flashsale.workflows.WarmUpRuns}), then a
+ * create of that SKU through the order workflow and its database step ({@link WarmUpCreates}), so a
  * create that finds stock meets a compiled engine client and worker too, and the order workflow's own
  * code replays recorded histories ({@link io.flashsale.workflows.WarmUpReplays}). The {@code
  * warm-up} health check is unhealthy until it ends, so a load balancer sends no buyer to a cold
