@@ -149,9 +149,10 @@ public final class EmbeddedStack implements LocalStack {
     SupervisedPostgres postgres = null;
     // port 0: one reserved across processes (LocalPorts), not the first free one PostgreSQL's
     // start finds: that one is free only until another process starting a PostgreSQL finds it too
-    int reservedPgPort = cfg.database.embeddedPort > 0 ? 0 : LocalPorts.shared().reserve();
-    int pgPort = reservedPgPort > 0 ? reservedPgPort : cfg.database.embeddedPort;
+    int reservedPgPort = 0;
     try {
+      if (cfg.database.embeddedPort == 0) reservedPgPort = LocalPorts.shared().reserve();
+      int pgPort = reservedPgPort > 0 ? reservedPgPort : cfg.database.embeddedPort;
       stopLeftoverPostmaster(pgDir.toPath());
       postgres = SupervisedPostgres.start(new SupervisedPostgres.Settings(pgDir.toPath(), pgPort,
           cfg.database.embeddedDurable, cfg.database.superviseEmbedded));
@@ -267,7 +268,7 @@ public final class EmbeddedStack implements LocalStack {
       postgres.close();
       if (reservedPgPort > 0) LocalPorts.shared().release(reservedPgPort);
     } catch (IOException e) {
-      log.warn("embedded PostgreSQL did not stop cleanly", e); // its port stays reserved
+      log.warn("embedded PostgreSQL did not stop cleanly", e); // its port stays reserved: it may still listen
     }
     try {
       lockFile.close(); // releases the folder's lock

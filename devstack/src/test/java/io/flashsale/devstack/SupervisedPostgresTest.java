@@ -216,8 +216,8 @@ class SupervisedPostgresTest {
       } finally {
         if (pg != null) pg.close();
       }
-      // the new postmaster cannot bind the port (it exits, or on a host whose localhost is also ::1 it
-      // would have listened there alone); the library's readiness check reaches the other one
+      // the new postmaster cannot bind the port and exits; the library's readiness check reaches the
+      // other one (before, on "localhost", it could have listened on ::1 alone and started)
       assertTrue(failed != null, "started on a port another PostgreSQL holds, serving that one's data");
       assertTrue(other.state().up(), "the other PostgreSQL is left running");
       // the check that tells them apart, whether or not the new postmaster is still there

@@ -125,9 +125,14 @@ public final class Stack implements BeforeAllCallback, AfterAllCallback {
     // a new data folder, a new PostgreSQL: an order already there is another process's database
     long found = sql.count("SELECT count(*) FROM orders");
     if (found != 0) {
-      stop();
-      throw new IllegalStateException("the new stack's database already holds " + found + " orders: "
-          + wiring.jdbcUrl() + " is not the PostgreSQL this stack started");
+      IllegalStateException shared = new IllegalStateException("the new stack's database already holds " + found
+          + " orders: " + wiring.jdbcUrl() + " is not the PostgreSQL this stack started");
+      try {
+        stop(); // its port is the other server's, which stays: this stop reports it still listening
+      } catch (RuntimeException e) {
+        shared.addSuppressed(e);
+      }
+      throw shared;
     }
   }
 

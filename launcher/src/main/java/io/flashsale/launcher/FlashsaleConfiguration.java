@@ -59,8 +59,8 @@ public class FlashsaleConfiguration extends Configuration {
   @NotNull @JsonProperty public Duration createLatencyBudget = Duration.seconds(1);
   /**
    * The bound's floor while the service is not overloaded: a quiet or cold service admits a burst
-   * of this many. Once it refuses creates or answers one past its deadline, the measured rate
-   * rules, down to a quarter of it (at least 4)
+   * of this many. Once it refuses a create at the bound, or answers a quarter of this many past
+   * their deadline within 2 s, the measured rate rules, down to a quarter of it (at least 4)
    * (docs/DESIGN.md §Overload, "The floor, quiet and under load").
    */
   @Min(1) @JsonProperty public int minCreatesInFlight = 64;

@@ -13,8 +13,9 @@ import java.util.UUID;
  * queue, whose create handler runs the reserve's local step on PostgreSQL, finds nothing and
  * answers SOLD_OUT; the run ends with no order row. They compile what the echo runs ({@link
  * io.flashsale.workflows.WarmUpRuns}) and the replays do not: a create's own workflow task and its
- * database step. Another instance's worker may take one: it is warmed instead, nothing else. A SKU
- * that has stock (someone gave it some) ends this part before any create: its creates would order.
+ * database step. Another instance's worker may take one: it is warmed instead, nothing else. The
+ * SKU's stock is set to 0 first, as the sold-out part does; one that keeps units (some are held by
+ * orders made on it) ends this part before any create, since its creates could order.
  */
 final class WarmUpCreates {
   private final Orders orders;

@@ -66,8 +66,8 @@ public final class CreateAdmission {
    * One late answer is a slow engine (a cold one in its first seconds): bounding by its rate would
    * only refuse the buyers behind it; a queue past the deadline makes many late at once.
    */
-  private final AtomicLongArray deadlineMisses;
-  private final AtomicInteger nextMiss = new AtomicInteger();
+  private final long[] deadlineMisses;
+  private int nextMiss;
 
   /** A fixed bound of {@code max} creates in flight (budget 0: no rate-derived bound). */
   public static CreateAdmission fixed(int max) {
@@ -91,8 +91,8 @@ public final class CreateAdmission {
     this.budgetSeconds = budgetMillis / 1000.0;
     this.nanoTime = nanoTime;
     this.lastOverload = new AtomicLong(nanoTime.getAsLong() - 2 * WINDOW_NANOS);
-    this.deadlineMisses = new AtomicLongArray(loadedFloor);
-    for (int i = 0; i < loadedFloor; i++) deadlineMisses.set(i, lastOverload.get());
+    this.deadlineMisses = new long[loadedFloor];
+    java.util.Arrays.fill(deadlineMisses, lastOverload.get());
   }
 
   /** Room for one more create under the bound now: take it (and {@link #done} it), or be refused. */
@@ -172,11 +172,12 @@ public final class CreateAdmission {
    * than the engine finishes in time (64 closed-loop clients, never refused, show it so), and the
    * measured rate rules.
    */
-  public void missedDeadline() {
+  public synchronized void missedDeadline() { // rare; two at once must not read each other's slot
     long now = nanoTime.getAsLong();
-    int slot = Math.floorMod(nextMiss.getAndIncrement(), deadlineMisses.length());
-    deadlineMisses.set(slot, now);
-    long oldest = deadlineMisses.get((slot + 1) % deadlineMisses.length());
+    int slot = nextMiss;
+    nextMiss = (slot + 1) % deadlineMisses.length;
+    deadlineMisses[slot] = now;
+    long oldest = deadlineMisses[nextMiss]; // the slot written longest ago
     if (now - oldest < WINDOW_NANOS) lastOverload.set(now);
   }
 
