@@ -264,11 +264,18 @@ final class WarmUp {
             io.opentelemetry.api.trace.TraceFlags.getDefault(), io.opentelemetry.api.trace.TraceState.getDefault())));
   }
 
-  private String send(URI orders) throws InterruptedException {
+  /**
+   * Sets the warm-up SKU's stock to 0: null when it has none, else why its creates would order
+   * (units held by orders made on it).
+   */
+  static String withoutStock(Skus skus) {
     Skus.Upsert made = skus.upsert(TENANT, SKU, 0, 1L, 1);
-    if (made.remaining() != 0) {
-      return "skipped: " + TENANT + "/" + SKU + " has stock (" + made + "), so its creates would order";
-    }
+    return made.remaining() == 0 ? null : TENANT + "/" + SKU + " has stock (" + made + "), so its creates would order";
+  }
+
+  private String send(URI orders) throws InterruptedException {
+    String hasStock = withoutStock(skus);
+    if (hasStock != null) return "skipped: " + hasStock;
     List<String> bearer = new ArrayList<>(BUYERS);
     for (int i = 0; i < BUYERS; i++) bearer.add("Bearer " + tokens.issue(TENANT, "warm-up-" + i));
     HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)

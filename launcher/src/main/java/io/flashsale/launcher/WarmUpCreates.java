@@ -32,12 +32,11 @@ final class WarmUpCreates {
   void create(int n) throws Exception {
     if (!noStock) {
       synchronized (this) {
-        Skus.Upsert made = skus.upsert(WarmUp.TENANT, WarmUp.SKU, 0, 1L, 1);
-        if (made.remaining() != 0) {
-          throw new IllegalStateException(WarmUp.TENANT + "/" + WarmUp.SKU + " has stock (" + made
-              + "), so its creates would order");
+        if (!noStock) {
+          String hasStock = WarmUp.withoutStock(skus);
+          if (hasStock != null) throw new IllegalStateException(hasStock);
+          noStock = true;
         }
-        noStock = true;
       }
     }
     CreateOrder request = new CreateOrder(WarmUp.TENANT, "warm-up-" + (n % WarmUp.BUYERS),
